@@ -37,6 +37,10 @@ KIND_FIELDS = {
 }
 # Generated fabrics larger than this are refused: they are typos, not clusters.
 MAX_SWITCHES = 65536
+MAX_HOSTS_PER_SWITCH = 1024
+MAX_LINKS = 262144
+MAX_HOSTS = 1048576
+MAX_PARALLEL = 16
 
 
 def generate(spec):
@@ -57,7 +61,7 @@ def generate(spec):
     if unknown:
         raise TopologyError("generate.%s: not a field of kind %s (fields: %s)"
                             % (unknown[0], kind, ", ".join(sorted(allowed))))
-    hosts_per_switch = _int(spec, "hosts_per_switch", 1, minimum=0)
+    hosts_per_switch = _int(spec, "hosts_per_switch", 1, minimum=0, maximum=MAX_HOSTS_PER_SWITCH)
     builder = _Fabric()
     host_switches = _BUILDERS[kind](spec, builder)
     if builder.count > MAX_SWITCHES:
@@ -84,6 +88,9 @@ class _Fabric:
         return range(first, self.count)
 
     def connect(self, i, j, times=1):
+        if len(self.pairs) + times > MAX_LINKS:
+            raise TopologyError("generate: more than %d links; that is not a cluster fabric"
+                                % MAX_LINKS)
         self.pairs.extend([(i, j)] * times)
 
     def remove_random_links(self, spec):
@@ -117,6 +124,8 @@ class _Fabric:
         self.pairs = [pair for n, pair in enumerate(self.pairs) if n not in removed]
 
     def to_data(self, host_switches, hosts_per_switch):
+        if len(host_switches) * hosts_per_switch > MAX_HOSTS:
+            raise TopologyError("generate: more than %d hosts; lower hosts_per_switch" % MAX_HOSTS)
         next_port = [hosts_per_switch + 1 if i in host_switches else 1 for i in range(self.count)]
         links = []
         for i, j in self.pairs:
@@ -176,7 +185,7 @@ def _grid(spec, fabric, wrap):
     torus, from the last switch of each ring back to the first). A ring of
     two switches has no separate wrap link (Table 11: torus 4x2 = 12 links)."""
     dims = _dims(spec)
-    per_pair = _int(spec, "links_per_neighbor", 1)
+    per_pair = _int(spec, "links_per_neighbor", 1, maximum=MAX_PARALLEL)
     coords = list(itertools.product(*(range(k) for k in reversed(dims))))
     coords = [tuple(reversed(c)) for c in coords]
     index = {c: n for n, c in enumerate(coords)}
@@ -217,7 +226,7 @@ def _fat_tree(spec, fabric):
     u = _int(spec, "u", 2)
     d = _int(spec, "d", 4, minimum=2)
     r = _int(spec, "r", 2, maximum=8)
-    per_pair = _int(spec, "links_per_neighbor", 1)
+    per_pair = _int(spec, "links_per_neighbor", 1, maximum=MAX_PARALLEL)
     if u > d:
         raise TopologyError("generate.u: u (%d up links) must not exceed d (%d down links)" % (u, d))
     if r >= 2 and d % u:
@@ -250,7 +259,7 @@ def _myri_clos(spec, fabric):
     if len(dims) != 2:
         raise TopologyError("generate.dims: myri_clos takes two column sizes, e.g. [4, 4], got %r"
                             % (dims,))
-    per_pair = _int(spec, "links_per_neighbor", 1)
+    per_pair = _int(spec, "links_per_neighbor", 1, maximum=MAX_PARALLEL)
     left = fabric.add_switches(dims[0], column=0)
     right = fabric.add_switches(dims[1], column=1)
     for i in left:
@@ -263,7 +272,7 @@ def _myri_clos(spec, fabric):
 
 def _complete(spec, fabric):
     n = _int(spec, "switches", 4, minimum=2, maximum=1024)
-    per_pair = _int(spec, "links_per_pair", 1)
+    per_pair = _int(spec, "links_per_pair", 1, maximum=MAX_PARALLEL)
     fabric.add_switches(n)
     for i, j in itertools.combinations(range(n), 2):
         fabric.connect(i, j, per_pair)
@@ -275,7 +284,7 @@ def _tree(spec, fabric):
     parent-child pair joined by ``width`` aggregated links; hosts everywhere."""
     fanout = _int(spec, "fanout", 2)
     depth = _int(spec, "depth", 2, minimum=0, maximum=16)
-    width = _int(spec, "width", 1)
+    width = _int(spec, "width", 1, maximum=MAX_PARALLEL)
     if sum(fanout ** level for level in range(depth + 1)) > MAX_SWITCHES:
         raise TopologyError("generate: tree fanout %d depth %d is too large" % (fanout, depth))
     level_nodes = list(fabric.add_switches(1, level=0))
@@ -320,7 +329,7 @@ def _random(spec, fabric):
     switch has ``degree`` inter-switch links (one switch has one fewer when
     switches x degree is odd), as in the segment-based routing paper's §3."""
     n = _int(spec, "switches", 16, minimum=2, maximum=MAX_SWITCHES)
-    degree = _int(spec, "degree", 4)
+    degree = _int(spec, "degree", 4, maximum=64)
     seed = _int(spec, "seed", 0, minimum=0)
     if degree >= n:
         raise TopologyError("generate.degree: %d switches allow a degree of at most %d, got %d"
@@ -330,11 +339,14 @@ def _random(spec, fabric):
         sequence[-1] -= 1
     rng = random.Random(seed)
     for _attempt in range(100):
-        if degree == sequence[-1]:
-            graph = nx.random_regular_graph(degree, n, seed=rng.randrange(2 ** 31))
-        else:
-            graph = nx.random_degree_sequence_graph(sequence, seed=rng.randrange(2 ** 31),
-                                                    tries=50)
+        try:
+            if degree == sequence[-1]:
+                graph = nx.random_regular_graph(degree, n, seed=rng.randrange(2 ** 31))
+            else:
+                graph = nx.random_degree_sequence_graph(sequence, seed=rng.randrange(2 ** 31),
+                                                        tries=50)
+        except nx.NetworkXException:
+            continue  # an unlucky draw; the next seed usually works
         if nx.is_connected(graph):
             break
     else:

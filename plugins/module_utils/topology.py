@@ -210,7 +210,7 @@ class Topology:
         if "--" in text:
             end = text.split("--", 1)[0]
             found = self._link_at.get(_parse_endpoint_text(end))
-            if found is not None and found.name in (text, "%s--%s" % (found.b, found.a)):
+            if found is not None and text in (found.name, "%s--%s" % (found.b, found.a)):
                 return found
         else:
             found = self._link_at.get(_parse_endpoint_text(text))
