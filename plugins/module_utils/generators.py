@@ -281,14 +281,16 @@ def _complete(spec, fabric):
 
 def _tree(spec, fabric):
     """A rooted tree, ``fanout`` children per switch down to ``depth``, each
-    parent-child pair joined by ``width`` aggregated links; hosts everywhere."""
+    parent-child pair joined by ``width`` aggregated links; hosts everywhere.
+    The root is ``sw0``; ``level`` is the height above the leaves."""
     fanout = _int(spec, "fanout", 2)
     depth = _int(spec, "depth", 2, minimum=0, maximum=16)
     width = _int(spec, "width", 1, maximum=MAX_PARALLEL)
     if sum(fanout ** level for level in range(depth + 1)) > MAX_SWITCHES:
         raise TopologyError("generate: tree fanout %d depth %d is too large" % (fanout, depth))
-    level_nodes = list(fabric.add_switches(1, level=0))
-    for level in range(1, depth + 1):
+    # level counts up from the leaves (0) as in the fat tree: the root is ``depth``
+    level_nodes = list(fabric.add_switches(1, level=depth))
+    for level in range(depth - 1, -1, -1):
         below = []
         for parent in level_nodes:
             for child in fabric.add_switches(fanout, level=level):

@@ -209,3 +209,14 @@ def test_switch_defaults_apply_to_generated_switches():
     with pytest.raises(TopologyError, match="port 4 is beyond switch sw0's 3 ports"):
         topology_from_data({"generate": {"kind": "mesh", "dims": [2, 2], "hosts_per_switch": 2},
                             "switch_defaults": {"ports": 3}})
+
+
+def test_levels_count_up_from_the_leaves_in_both_tree_kinds():
+    tree = gen(kind="tree", fanout=2, depth=3)
+    assert tree.switches["sw0"].level == 3
+    graph = tree.switch_graph()
+    for sw in tree.switches.values():
+        children = [n for n in graph.neighbors(sw.name) if tree.switches[n].level == sw.level - 1]
+        assert len(children) == (2 if sw.level > 0 else 0)
+    fat = gen(kind="fat_tree", u=2, d=4, r=2)
+    assert {sw.level for sw in fat.switches.values()} == {0, 1, 2}

@@ -1,0 +1,586 @@
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What every routing engine shares: the routing function, balanced path
+selection under turn restrictions, and the set of links to avoid.
+
+Ethernet forwarding is deterministic and has no virtual channels
+(segment-based routing paper §1.1), so a routing is a *function*
+``C x N -> C`` (switch-tagged paper §3.2: the renamed VLAN assignment can
+implement exactly this relation; segment-based paper §4: an (input port,
+destination) table per switch). :class:`RoutingFunction` stores it as one
+dense table over *states*:
+
+* state ``s < n`` is "injected by a host at switch ``s``" (no turn
+  restriction applies to it),
+* state ``n + c`` is "arrived at ``channels[c].dst`` over channel ``c``".
+
+Deadlock freedom comes from turn prohibitions: an engine says which turns
+``(in_channel, out_channel)`` are forbidden so that the channels with the
+allowed turns form an acyclic graph (up*/down*, turn model, dimension
+order, segments), and :func:`select_paths` picks, per destination, a
+shortest *legal* path from every state, balancing channel load across
+destinations the way DFSSSP does (accumulated weights; parallel links are
+distinct channels, so they share the load too).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import sparse
+from scipy.sparse import csgraph
+
+from ..errors import EtherclusterError, TopologyError
+from ..topology import Link
+
+
+# Sweeps over the destinations when balancing (see select_paths).
+DEFAULT_BALANCE_PASSES = 2
+# Destinations routed one after the other per sweep; beyond this many
+# switches, destinations go in batches sharing one weight snapshot.
+SEQUENTIAL_STEPS = 32
+
+
+class RoutingError(EtherclusterError):
+    """A routing cannot be computed, or a computed one is wrong. The message
+    names the engine and the switch, link, option or pair at fault."""
+
+
+def down_set(topology, down=()):
+    """The links a routing must not use: ``down`` (link indexes, ``"sw:port"``
+    of either end, link names ``"swA:p--swB:q"`` or :class:`Link` objects)
+    plus every link whose state in the topology is ``down``.
+
+    Returns a frozenset of link indexes; raises RoutingError naming a
+    reference that is no link of the fabric.
+    """
+    if down is None:
+        down = ()
+    elif isinstance(down, (str, int, np.integer, Link)):
+        down = [down]
+    result = set(topology.down_links())
+    for ref in down:
+        if isinstance(ref, Link):
+            ref = ref.index
+        elif isinstance(ref, np.integer):
+            ref = int(ref)
+        try:
+            result.add(topology.link(ref).index)
+        except TopologyError as exc:
+            raise RoutingError("down: %s" % "; ".join(exc.problems)) from None
+    return frozenset(result)
+
+
+def check_options(engine, options, allowed):
+    """Raise RoutingError naming the first option ``engine`` does not take."""
+    unknown = sorted(str(key) for key in options if key not in allowed)
+    if unknown:
+        raise RoutingError("%s: unknown option %r (options: %s)"
+                           % (engine, unknown[0], ", ".join(sorted(allowed)) or "none"))
+
+
+def switch_option(topology, engine, field, value):
+    """The switch index named by option ``field`` (a switch name)."""
+    if isinstance(value, str) and value in topology.switches:
+        return topology.switches[value].index
+    names = topology.switch_names()
+    shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+    raise RoutingError("%s: option %s=%r is not a switch of the fabric (switches: %s)"
+                       % (engine, field, value, shown))
+
+
+def balance_passes(balance, engine="routing"):
+    """Number of balancing sweeps for option ``balance`` (bool or int >= 0)."""
+    if balance is True:
+        return DEFAULT_BALANCE_PASSES
+    if balance is False or balance is None:
+        return 0
+    if isinstance(balance, (int, np.integer)) and 0 <= balance <= 16:
+        return int(balance)
+    raise RoutingError("%s: option balance must be true, false or a number of sweeps from 0 "
+                       "to 16, got %r" % (engine, balance))
+
+
+# --------------------------------------------------------------- arrays
+class _Arrays:
+    """Index arrays of a topology: per channel its source/destination switch
+    index and link, and which channels may be used."""
+
+    def __init__(self, topology, avoided):
+        self.names = topology.switch_names()
+        index = {name: i for i, name in enumerate(self.names)}
+        channels = topology.channels
+        self.n = len(self.names)
+        self.C = len(channels)
+        self.src = np.fromiter((index[ch.src] for ch in channels), np.int64, self.C)
+        self.dst = np.fromiter((index[ch.dst] for ch in channels), np.int64, self.C)
+        self.link = np.arange(self.C, dtype=np.int64) >> 1
+        self.usable = np.ones(self.C, dtype=bool)
+        if avoided:
+            self.usable[np.isin(self.link, np.fromiter(avoided, np.int64, len(avoided)))] = False
+        usable_ids = np.flatnonzero(self.usable)
+        # Usable channels grouped by source switch: out_ids[out_ptr[s]:out_ptr[s+1]].
+        self.out_ids = usable_ids[np.argsort(self.src[usable_ids], kind="stable")]
+        self.out_ptr = np.searchsorted(self.src[self.out_ids], np.arange(self.n + 1))
+
+    def turns(self):
+        """Every turn between usable channels except U-turns, as two arrays
+        (in_channel, out_channel), sorted by in_channel then out_channel."""
+        ins = np.flatnonzero(self.usable)
+        starts = self.out_ptr[self.dst[ins]]
+        counts = self.out_ptr[self.dst[ins] + 1] - starts
+        rows = np.repeat(ins, counts)
+        offsets = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+        cols = self.out_ids[np.repeat(starts, counts) + offsets]
+        keep = cols != (rows ^ 1)
+        rows, cols = rows[keep], cols[keep]
+        order = np.lexsort((cols, rows))
+        return rows[order], cols[order]
+
+
+def turns(topology, down=()):
+    """All turns ``(in_channel, out_channel)`` a frame could make between
+    usable channels (links not down), U-turns excluded: two int arrays.
+    Engines compute their prohibited turns as a mask over these."""
+    arrays = _Arrays(topology, down_set(topology, down))
+    return arrays.turns()
+
+
+def _prohibited_keys(prohibited, C):
+    """Encode prohibited turns as sorted int64 keys ``in * C + out``."""
+    if prohibited is None:
+        return np.empty(0, np.int64)
+    if isinstance(prohibited, np.ndarray):
+        pairs = prohibited.astype(np.int64).reshape(-1, 2)
+    else:
+        pairs = np.array([(int(a), int(b)) for a, b in prohibited], dtype=np.int64).reshape(-1, 2)
+    return np.unique(pairs[:, 0] * C + pairs[:, 1])
+
+
+def _host_counts(topology, names):
+    """Hosts per switch, at least 1: every switch is a source and a destination."""
+    return np.array([max(1, len(topology.hosts_on(name))) for name in names], dtype=np.float64)
+
+
+# ------------------------------------------------------- routing function
+class RoutingFunction:
+    """A deterministic routing ``C x N -> C`` over states (see module doc).
+
+    ``next_hop[state, dest]`` is the output channel id, or -1 where the
+    frame is delivered (the state's switch is ``dest``) or where no frame
+    for ``dest`` ever is in that state. ``down`` holds every link the
+    routing avoids (operator's and file's down links, plus ``blocked``:
+    links the engine chose to leave unused, e.g. STP's non-tree links).
+    """
+
+    def __init__(self, topology, engine, next_hop, down=(), options=None, blocked=()):
+        self.topology = topology
+        self.engine = engine
+        self.blocked = frozenset(int(i) for i in blocked)
+        self.down = frozenset(int(i) for i in down) | self.blocked
+        self.options = dict(options or {})
+        self.switch_names = topology.switch_names()
+        self.index = {name: i for i, name in enumerate(self.switch_names)}
+        self.next_hop = np.asarray(next_hop, dtype=np.int32)
+        n, C = len(self.switch_names), len(topology.channels)
+        if self.next_hop.shape != (n + C, n):
+            raise RoutingError("%s: next_hop must have shape (%d, %d) (states x switches), got %r"
+                               % (engine, n + C, n, self.next_hop.shape))
+        self._src = np.array([self.index[ch.src] for ch in topology.channels], dtype=np.int64)
+        self._dst = np.array([self.index[ch.dst] for ch in topology.channels], dtype=np.int64)
+
+    def __repr__(self):
+        return "<RoutingFunction %s on %s>" % (self.engine, self.topology.name)
+
+    # ------------------------------------------------------------ lookups
+    def _switch(self, name, what="switch"):
+        try:
+            return self.index[name]
+        except (KeyError, TypeError):
+            raise RoutingError("%s: %s %r is not a switch of the fabric"
+                               % (self.engine, what, name)) from None
+
+    def state_switch(self, state):
+        """Index of the switch a state is at."""
+        n = len(self.switch_names)
+        return state if state < n else int(self._dst[state - n])
+
+    def next_channel(self, switch, in_channel, dest):
+        """The channel a frame for ``dest`` leaves ``switch`` on, having come
+        in over ``in_channel`` (None: from a host). None if it is delivered
+        here or no frame for ``dest`` arrives that way."""
+        at = self._switch(switch)
+        to = self._switch(dest, "destination")
+        n = len(self.switch_names)
+        if in_channel is None:
+            state = at
+        else:
+            if not 0 <= int(in_channel) < len(self.topology.channels) \
+                    or self._dst[int(in_channel)] != at:
+                raise RoutingError("%s: channel %r does not enter switch %s"
+                                   % (self.engine, in_channel, switch))
+            state = n + int(in_channel)
+        out = int(self.next_hop[state, to])
+        return None if out < 0 else out
+
+    def walk(self, dest):
+        """Follow the table from every source switch to destination index
+        ``dest`` at once (vectorised; what verification and paths() use).
+
+        Returns ``(sources, hops, status)``: ``hops[i]`` lists the channels
+        (padded with -1) from ``sources[i]``; ``status[i]`` is 1 delivered,
+        2 dead end (no entry before reaching dest), 3 loop, 4 an entry
+        names a channel that does not leave the switch the frame is at.
+        """
+        n, C = len(self.switch_names), len(self.topology.channels)
+        column = self.next_hop[:, dest]
+        sources = np.array([s for s in range(n) if s != dest], dtype=np.int64)
+        state = sources.copy()
+        status = np.zeros(len(sources), dtype=np.int8)
+        steps = []
+        for _step in range(n + C + 1):
+            walking = np.flatnonzero(status == 0)
+            if not len(walking):
+                break
+            at_state = state[walking]
+            here = at_state.copy()
+            arrived = at_state >= n
+            here[arrived] = self._dst[at_state[arrived] - n]
+            out = column[at_state].astype(np.int64)
+            stopped = out < 0
+            status[walking[stopped & (here == dest)]] = 1
+            status[walking[stopped & (here != dest)]] = 2
+            moving = ~stopped
+            bad = moving & (out >= C)
+            bad[moving & ~bad] = self._src[out[moving & ~bad]] != here[moving & ~bad]
+            status[walking[bad]] = 4
+            moving &= ~bad
+            hop = np.full(len(sources), -1, dtype=np.int64)
+            hop[walking[moving]] = out[moving]
+            if moving.any():
+                steps.append(hop)
+            state[walking[moving]] = n + out[moving]
+        status[status == 0] = 3
+        hops = np.stack(steps, axis=1) if steps else np.empty((len(sources), 0), np.int64)
+        return sources, hops, status
+
+    # Why a walk did not deliver, by its status code.
+    WALK_PROBLEMS = {2: "the table has no entry before the destination",
+                     3: "the table loops",
+                     4: "an entry names a channel that does not leave the switch"}
+
+    def path(self, src, dst):
+        """Channel ids from switch ``src`` to switch ``dst`` ([] if equal)."""
+        s, t = self._switch(src, "source"), self._switch(dst, "destination")
+        if s == t:
+            return []
+        n = len(self.switch_names)
+        result, state = [], s
+        for _step in range(n + len(self.topology.channels) + 1):
+            out = int(self.next_hop[state, t])
+            here = self.state_switch(state)
+            if out < 0:
+                if here == t:
+                    return result
+                raise RoutingError("%s: no route from %s to %s: %s at switch %s"
+                                   % (self.engine, src, dst, self.WALK_PROBLEMS[2],
+                                      self.switch_names[here]))
+            if not 0 <= out < len(self.topology.channels) or self._src[out] != here:
+                raise RoutingError("%s: no route from %s to %s: %s (%s, channel %d)"
+                                   % (self.engine, src, dst, self.WALK_PROBLEMS[4],
+                                      self.switch_names[here], out))
+            result.append(out)
+            state = n + out
+        raise RoutingError("%s: no route from %s to %s: %s" % (self.engine, src, dst,
+                                                               self.WALK_PROBLEMS[3]))
+
+    def paths(self):
+        """``{(src, dst): [channel ids]}`` for every ordered pair src != dst."""
+        result = {}
+        names = self.switch_names
+        for t, dest in enumerate(names):
+            sources, hops, status = self.walk(t)
+            broken = np.flatnonzero(status != 1)
+            if len(broken):
+                i = broken[0]
+                raise RoutingError("%s: no route from %s to %s: %s"
+                                   % (self.engine, names[sources[i]], dest,
+                                      self.WALK_PROBLEMS[int(status[i])]))
+            lengths = (hops >= 0).sum(axis=1).tolist()
+            for s, row, length in zip(sources.tolist(), hops.tolist(), lengths):
+                result[(names[s], dest)] = row[:length]
+        return result
+
+    def tables(self):
+        """Per switch ``{input: {dest_switch: output_port}}``; ``input`` is
+        ``"host"`` or the name of the input port. Only entries some frame
+        uses are listed (segment-based paper §4: input port x destination)."""
+        n = len(self.switch_names)
+        channels = self.topology.channels
+        result = {name: {} for name in self.switch_names}
+        states, dests = np.nonzero(self.next_hop >= 0)
+        outs = self.next_hop[states, dests]
+        for state, dest, out in zip(states.tolist(), dests.tolist(), outs.tolist()):
+            if state < n:
+                switch, port = self.switch_names[state], "host"
+            else:
+                channel = channels[state - n]
+                switch, port = channel.dst, channel.dst_port
+            result[switch].setdefault(port, {})[self.switch_names[dest]] = channels[out].src_port
+        return result
+
+    def to_data(self):
+        """JSON-serialisable form: engine, options, avoided links, tables."""
+        return {
+            "engine": self.engine,
+            "options": dict(self.options),
+            "down": sorted(self.down),
+            "blocked": sorted(self.blocked),
+            "switches": list(self.switch_names),
+            "tables": self.tables(),
+        }
+
+
+# --------------------------------------------------------- path selection
+def select_paths(topology, prohibited, engine, down=(), options=None, balance=True, blocked=()):
+    """Shortest legal paths under turn restrictions, balanced.
+
+    ``prohibited``: turns ``(in_channel_id, out_channel_id)`` forbidden at
+    ``in_channel``'s destination switch (a set of pairs, or an ``(k, 2)``
+    int array). U-turns ``(c, c ^ 1)`` are always forbidden; a frame
+    injected by a host may leave on any channel. ``down`` are links not
+    used (see :func:`down_set`); ``blocked`` are links the engine leaves
+    unused on purpose (recorded as :attr:`RoutingFunction.blocked`).
+
+    Per destination, every state follows a shortest path of the *turn
+    graph* (channels as nodes, allowed turns as edges). Among equally short
+    choices it takes the one whose remaining path has the least accumulated
+    load: after each destination, every channel's weight grows by the
+    number of host pairs routed over it (sources x destination hosts, at
+    least 1 per switch), as DFSSSP does with its edge weights, restricted
+    here to minimal legal paths so no engine's hop count suffers. Beyond
+    ``SEQUENTIAL_STEPS`` switches, destinations are taken in interleaved
+    batches that share one weight snapshot (speed; the balance measured the
+    same within ~5 %). Since a table is indexed by input port, frames for
+    one destination entering a switch on different ports may leave on
+    different channels: the states of a switch share its candidates,
+    heaviest first (this is what spreads one destination's traffic over
+    parallel links).
+
+    ``balance``: True (the default) makes ``DEFAULT_BALANCE_PASSES`` sweeps
+    over the destinations -- each later sweep reroutes every destination
+    against the load of all the others, which lowers the maximum channel
+    load by up to ~15 % on meshes and tori --; an int makes that many
+    sweeps (1 is about twice as fast, for a search that routes many
+    candidates); False (or 0) balances nothing: every tie goes to the
+    lowest channel id (fastest). Only states some frame reaches get table
+    entries.
+
+    Raises RoutingError naming a pair that has no legal path.
+    """
+    passes = balance_passes(balance, engine)
+    requested = down_set(topology, down)
+    blocked = frozenset(int(i) for i in blocked) - requested
+    avoided = requested | blocked
+    arrays = _Arrays(topology, avoided)
+    n, C = arrays.n, arrays.C
+    S = n + C
+    options = dict(options or {})
+    if n <= 1:
+        return RoutingFunction(topology, engine, np.full((S, n), -1, dtype=np.int32), requested,
+                               options, blocked)
+    by_dest = np.full((n, S), -1, dtype=np.int32)  # next_hop transposed while filling it
+
+    in_ids, out_ids = arrays.turns()
+    keys = _prohibited_keys(prohibited, C)
+    if len(keys):
+        allowed = ~np.isin(in_ids * C + out_ids, keys)
+        in_ids, out_ids = in_ids[allowed], out_ids[allowed]
+
+    # Successor lists over states, CSR-like: injection rows first (any usable
+    # out channel), then one row per channel state (its allowed turns).
+    inj_rows = arrays.src[arrays.out_ids]
+    rows = np.concatenate([inj_rows, n + in_ids])
+    cols = np.concatenate([arrays.out_ids, out_ids])
+    order = np.lexsort((cols, rows))
+    rows, cols = rows[order], cols[order]
+    state_switch = np.concatenate([np.arange(n), arrays.dst])
+
+    # Reversed turn graph plus one virtual node per destination pointing at
+    # the channels that enter it: BFS from the virtual node gives, for every
+    # channel, 1 + the legal hops still needed after it.
+    enter = np.flatnonzero(arrays.usable)
+    graph = sparse.csr_matrix(
+        (np.ones(len(out_ids) + len(enter), dtype=np.float64),
+         (np.concatenate([out_ids, C + arrays.dst[enter]]), np.concatenate([in_ids, enter]))),
+        shape=(C + n, C + n))
+
+    weight = np.zeros(C, dtype=np.float64)
+    host_counts = _host_counts(topology, arrays.names)
+    row_starts = _run_starts(rows)
+    # Destinations are routed in batches that share one weight snapshot, so
+    # a sweep takes at most SEQUENTIAL_STEPS vectorised steps whatever the
+    # size; a batch takes every steps-th switch, spread over the fabric, so
+    # its members rarely compete for the same links.
+    steps = min(n, SEQUENTIAL_STEPS)
+    batches = [np.arange(first, n, steps) for first in range(steps)]
+    own_load = [None] * steps  # per batch: the load it put on every channel
+    for _sweep in range(max(1, passes)):
+        for number, dests in enumerate(batches):
+            if own_load[number] is not None:  # a later sweep: reroute against all others
+                weight -= own_load[number]
+            dist = csgraph.shortest_path(graph, method="D", directed=True, unweighted=True,
+                                         indices=C + dests)[:, :C] - 1.0
+            chosen, flow = _route_batch(dests, dist, rows, cols, row_starts, state_switch, n, C,
+                                        weight, host_counts, engine, arrays.names,
+                                        split=bool(passes))
+            by_dest[dests] = np.where(flow > 0, chosen, -1)
+            if passes:
+                own_load[number] = (flow[:, n:] * host_counts[dests][:, None]).sum(axis=0)
+                weight += own_load[number]
+    return RoutingFunction(topology, engine, np.ascontiguousarray(by_dest.T), requested, options,
+                           blocked)
+
+
+def _route_batch(dests, dist, rows, cols, row_starts, state_switch, n, C, weight, host_counts,
+                 engine, names, split=True):
+    """Choose every state's next channel towards each destination of the
+    batch ``dests``, and propagate the source counts down the chosen trees.
+
+    ``dist[b, c]`` is the number of legal hops left after channel ``c``
+    towards ``dests[b]`` (inf: unreachable legally). ``rows``/``cols`` list
+    the successor entries (state -> channel), sorted by state. Returns
+    ``(chosen, flow)``, each ``(len(dests), n + C)``: the chosen output
+    channel per state (-1 none) and the number of source hosts whose
+    frames to that destination pass the state.
+
+    The batch is handled as one flat problem: state ``s`` of batch member
+    ``b`` is flat row ``b * S + s``, channel ``c`` is flat ``b * C + c``.
+    """
+    B, S, E = len(dests), n + C, len(rows)
+    dcol = dist[:, cols]
+    # Each row's best remaining distance after its next hop.
+    row_best = np.full((B, S), np.inf)
+    row_best[:, rows[row_starts]] = np.minimum.reduceat(dcol, row_starts, axis=1)
+    stranded = np.isinf(row_best[:, :n])
+    stranded[np.arange(B), dests] = False
+    if stranded.any():
+        b, source = np.argwhere(stranded)[0]
+        more = int(stranded.sum()) - 1
+        raise RoutingError(
+            "%s: no legal path from %s to %s under the engine's turn restrictions and "
+            "down links%s" % (engine, names[source], names[dests[b]],
+                              " (and %d more pairs)" % more if more else ""))
+
+    active = state_switch[rows][None, :] != dests[:, None]
+    candidate = np.flatnonzero(active & (dcol == row_best[:, rows]) & np.isfinite(dcol))
+    levels = dcol.ravel()[candidate]
+    by_level = np.argsort(levels, kind="stable")  # rows stay sorted inside a level
+    candidate, levels = candidate[by_level], levels[by_level]
+    member, entry = np.divmod(candidate, E)
+    flat_rows = member * S + rows[entry]
+    flat_cols = member * C + cols[entry]
+    top = int(levels[-1]) if len(levels) else -1
+    bounds = np.searchsorted(levels, np.arange(top + 2))
+
+    # cost[b, c]: accumulated weight of the cheapest shortest legal path
+    # that starts with channel c; computed outward from the destination, one
+    # level at a time (a row at level k chooses among channels k hops away).
+    cost = np.where(dist == 0, weight[None, :], np.inf).ravel()
+    chosen = np.full(B * S, -1, dtype=np.int64)  # flat channel ids
+    per_level = []
+    for level in range(top + 1):
+        part_rows = flat_rows[bounds[level]:bounds[level + 1]]
+        if not len(part_rows):
+            continue
+        part_cols = flat_cols[bounds[level]:bounds[level + 1]]
+        seg = _run_starts(part_rows)
+        seg_len = np.diff(seg, append=len(part_rows))
+        seg_min, first = _segment_argmin(cost[part_cols], seg, seg_len)
+        seg_rows = part_rows[seg]
+        chosen[seg_rows] = part_cols[first]
+        owner, local = np.divmod(seg_rows, S)
+        channel_rows = local >= n
+        arrived = local[channel_rows] - n
+        cost[owner[channel_rows] * C + arrived] = weight[arrived] + seg_min[channel_rows]
+        per_level.append((part_cols, seg, seg_len, seg_rows, owner, local))
+
+    # Sources inject at every switch but the destination; a row at level k
+    # feeds rows at level k - 1, so walking the levels from the farthest
+    # down is exact.
+    flow = np.zeros((B, S), dtype=np.float64)
+    flow[:, :n] = host_counts
+    flow[np.arange(B), dests] = 0.0
+    flow = flow.ravel()
+    dest_hosts = host_counts[dests]
+    for part_cols, seg, seg_len, seg_rows, owner, local in reversed(per_level):
+        carried = flow[seg_rows]
+        live = carried > 0
+        if split:
+            _split_level(chosen, cost, part_cols, seg, seg_len, seg_rows, carried, live,
+                         owner * n + state_switch[local], dest_hosts[owner], B * C)
+        target_owner, target = np.divmod(chosen[seg_rows[live]], C)
+        flow += np.bincount(target_owner * S + n + target, weights=carried[live],
+                            minlength=B * S)
+    chosen = np.where(chosen >= 0, chosen % max(C, 1), -1)
+    return chosen.reshape(B, S), flow.reshape(B, S)
+
+
+def _run_starts(values):
+    """Positions where a run of equal values starts in a sorted array."""
+    if not len(values):
+        return np.empty(0, dtype=np.int64)
+    change = np.flatnonzero(values[1:] != values[:-1]) + 1
+    return np.concatenate(([0], change))
+
+
+def _segment_argmin(values, seg, seg_len):
+    """Per segment (starting at ``seg``, ``seg_len`` long): the minimum and
+    the position of its first occurrence (so ties go to the lowest column)."""
+    seg_min = np.minimum.reduceat(values, seg)
+    best = np.flatnonzero(values == np.repeat(seg_min, seg_len))
+    seg_of = np.repeat(np.arange(len(seg)), seg_len)[best]
+    return seg_min, best[_run_starts(seg_of)]
+
+
+def _split_level(chosen, cost, part_cols, seg, seg_len, seg_rows, carried, live, group,
+                 dest_hosts, size):
+    """Let the states of one switch at one level share its output channels.
+
+    A routing table is indexed by input port, so frames for one destination
+    arriving on different ports may leave on different channels (e.g. on
+    both of two parallel links). The states with a choice are served in
+    rounds, heaviest flow first within each ``group`` (switch and batch
+    member); each takes the candidate with the least ``cost + load this
+    destination already put on it``. States of different groups never
+    compete (their candidates differ), so one round serves all groups.
+    """
+    choosy = live & (seg_len > 1)
+    if not choosy.any():
+        return
+    # A state alone at its switch keeps the plain cheapest choice.
+    crowded = np.bincount(group[live], minlength=int(group.max()) + 1)[group] > 1
+    choosy &= crowded
+    if not choosy.any():
+        return
+    extra = np.zeros(size, dtype=np.float64)
+    fixed = live & crowded & ~choosy
+    np.add.at(extra, chosen[seg_rows[fixed]], carried[fixed] * dest_hosts[fixed])
+    members = np.flatnonzero(choosy)
+    order = np.lexsort((-carried[members], group[members]))
+    members = members[order]
+    heads = _run_starts(group[members])
+    position = np.arange(len(members))
+    head_of = np.zeros(len(members), dtype=np.int64)
+    head_of[heads] = heads
+    rank = position - np.maximum.accumulate(head_of)
+    for round_ in range(int(rank.max()) + 1):
+        these = members[rank == round_]
+        starts, lengths = seg[these], seg_len[these]
+        offsets = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        options = part_cols[np.repeat(starts, lengths) + offsets]
+        _least, first = _segment_argmin(cost[options] + extra[options],
+                                        np.cumsum(lengths) - lengths, lengths)
+        picked = options[first]
+        chosen[seg_rows[these]] = picked
+        extra[picked] += carried[these] * dest_hosts[these]

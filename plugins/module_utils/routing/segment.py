@@ -1,0 +1,730 @@
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Segment-based routing (SR): Mejia, Flich, Duato, Reinemo, Skeie,
+"Boosting Ethernet Performance by Segment-Based Routing" (§2), after
+"Segment-based routing: an efficient fault-tolerant routing algorithm for
+meshes and tori" (IPDPS 2006, the paper's [18]).
+
+SR works in three steps (§2.1):
+
+1. **Segmentation.** Switches and links are labelled with unique ids
+   (switch id = position in ``topology.switch_names()``, link id = link
+   index). From the lowest-id switch, the fabric is cut into disjoint
+   *segments*, each made as short as possible (§2.2: shortest distance to
+   any already visited switch):
+
+   * the *starting* segment of a subnet is a cycle through the subnet's
+     starting switch;
+   * a *regular* segment starts on a link at a visited switch, goes
+     through one or more new switches and ends on a link at a visited
+     switch (possibly the same one);
+   * a *unitary* segment is a single link between two visited switches.
+
+   A link through which no segment can be closed is a *bridge link*; the
+   visited switch it was searched from is a *terminal switch*. The switch
+   on its far side starts a new *subnet* when it still has unvisited
+   links. Bridge links lie on no cycle, so they need no restriction. With
+   the links that are down removed, subnets are exactly the 2-edge-connected
+   components of the fabric.
+
+2. **Turn restrictions**, one bidirectional restriction per segment (§2.1):
+   on a starting segment at any of its switches except the starting one; on
+   a regular segment at any of its (new) switches; both forbid the turn
+   between the segment's two links at that switch, in both directions. A
+   unitary segment is blocked on one side: at that switch, the turns
+   between the unitary link and every link already visited there (the
+   already restricted segments, and bridges) are forbidden both ways.
+
+   Why any placement is deadlock-free ("locality independence", §2): take a
+   cycle of the turn graph and the latest segment whose links it uses. The
+   switches new in that segment carried no older link when it was made, so
+   the cycle runs through the whole segment and meets its restriction; if
+   the latest segment is unitary, the cycle turns at its blocked side onto
+   an older link, which is forbidden. Each segment keeps everything
+   connected because its restriction leaves both halves attached to the
+   visited part, and turns onto older links stay allowed.
+
+3. **Path selection** (§2.2): shortest legal paths balancing link weights,
+   via :func:`.base.select_paths`.
+
+Placement. §2.2 picks the restricted switch of each segment at random
+(``placement="random"``, seeded). The default ``placement="balanced"``
+does better. Every candidate turn is priced by the traffic that would
+cross it under unrestricted shortest-path routing (uniform all-to-all,
+split evenly over equal paths: what prohibiting it pushes onto other
+paths, :func:`turn_traffic`); each segment takes its cheapest candidate,
+a unitary segment the side that forbids fewer turns. On fabrics up to
+``SEARCH_MAX_SWITCHES`` switches a search follows, judged by the routing
+itself (maximum channel load under uniform all-to-all host pairs, as
+:mod:`..metrics` counts them, then the sum of squared loads): a few more
+segmentations, breaking ties between equally short segments at random
+(still §2.2's shortest segments), and a local search that moves single
+restrictions to their other allowed places, nearest the most loaded
+channel first. Everything is seeded, so a seed gives one routing.
+
+:func:`segmentation` exposes steps 1 and 2 as data; :func:`route` adds
+step 3 and returns the :class:`.base.RoutingFunction`.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from typing import NamedTuple
+
+import numpy as np
+from scipy import sparse
+from scipy.sparse import csgraph
+
+from .base import RoutingError, check_options, down_set, select_paths
+
+NAME = "segment"
+PLACEMENTS = ("balanced", "random")
+OPTIONS = {"seed", "placement", "restarts", "refine"}
+# The search (restarts, local moves) routes the whole fabric once per try,
+# tens of milliseconds at 64 switches: DEFAULT_SEARCH tries up to 64
+# switches, fewer up to SEARCH_MAX_SWITCHES, none above by default. On the
+# 8x8 mesh/torus and random 32/64 fabrics, 8 restarts + 16 moves reach
+# within a few percent of what twice the tries reach.
+SEARCH_MAX_SWITCHES = 128
+DEFAULT_SEARCH = 24
+# Turn prices come from every source switch up to this many, a sample above,
+# computed for blocks of sources of about this many (source x switch) cells.
+TRAFFIC_MAX_SOURCES = 2048
+TRAFFIC_BLOCK_CELLS = 1 << 21
+
+STARTING, REGULAR, UNITARY = "starting", "regular", "unitary"
+
+
+class Segment(NamedTuple):
+    """One segment. ``switches``: the switches that belong to it (a
+    starting segment's starting switch first, then along the path; none
+    for a unitary one). ``links``: link ids in path order. ``ends``: the
+    visited switches the path starts and ends on (the starting switch
+    twice for a starting segment)."""
+
+    index: int
+    kind: str
+    subnet: int
+    switches: tuple
+    links: tuple
+    ends: tuple
+
+
+class Restriction(NamedTuple):
+    """The turns one segment forbids, all at ``switch``: between link
+    ``link`` and each link of ``against``, both directions. For a starting
+    or regular segment ``link`` and ``against[0]`` are the segment's two
+    links at ``switch``; for a unitary one ``link`` is the unitary link."""
+
+    segment: int
+    switch: str
+    link: int
+    against: tuple
+
+    def turns(self, topology):
+        """The forbidden turns as ``(in_channel, out_channel)`` pairs."""
+        result = []
+        for other in self.against:
+            result.append((_arrive(topology, self.link, self.switch),
+                           _leave(topology, other, self.switch)))
+            result.append((_arrive(topology, other, self.switch),
+                           _leave(topology, self.link, self.switch)))
+        return result
+
+
+class Subnet(NamedTuple):
+    index: int
+    start: str
+    via_bridge: int | None  # the bridge link that led here (None: the first subnet)
+    segments: tuple          # segment indexes
+    switches: tuple
+
+
+class Bridge(NamedTuple):
+    link: int
+    terminal: str   # the visited switch the search started from
+    far: str        # the switch reached over the bridge
+
+
+class Segmentation(NamedTuple):
+    """Segments, subnets, bridges and the chosen restriction per segment
+    (``restrictions[i]`` belongs to ``segments[i]``)."""
+
+    segments: tuple
+    subnets: tuple
+    bridge_links: tuple
+    terminal_switches: tuple
+    restrictions: tuple
+    down: frozenset
+    options: dict
+
+    def prohibited(self, topology):
+        """All forbidden turns, a sorted list of ``(in, out)`` channel pairs."""
+        turns = set()
+        for restriction in self.restrictions:
+            turns.update(restriction.turns(topology))
+        return sorted(turns)
+
+    def to_data(self):
+        """Plain data (JSON-serialisable) for docs, tests and reports."""
+        return {
+            "segments": [{"index": s.index, "type": s.kind, "subnet": s.subnet,
+                          "switches": list(s.switches), "links": list(s.links),
+                          "ends": list(s.ends)} for s in self.segments],
+            "subnets": [{"index": n.index, "start": n.start, "via_bridge": n.via_bridge,
+                         "segments": list(n.segments), "switches": list(n.switches)}
+                        for n in self.subnets],
+            "bridge_links": [{"link": b.link, "terminal": b.terminal, "far": b.far}
+                             for b in self.bridge_links],
+            "terminal_switches": list(self.terminal_switches),
+            "restrictions": [{"segment": r.segment, "switch": r.switch, "link": r.link,
+                              "against": list(r.against)} for r in self.restrictions],
+            "down": sorted(self.down),
+            "options": dict(self.options),
+        }
+
+
+# ------------------------------------------------------------ channel helpers
+def _arrive(topology, link, switch):
+    """The channel of ``link`` that enters ``switch``."""
+    return 2 * link if topology.links[link].b.switch == switch else 2 * link + 1
+
+
+def _leave(topology, link, switch):
+    """The channel of ``link`` that leaves ``switch``."""
+    return 2 * link if topology.links[link].a.switch == switch else 2 * link + 1
+
+
+# ------------------------------------------------------------------- graph
+class _Graph:
+    """Integer view of the usable fabric: switch ``i`` = ``switch_names()[i]``,
+    ``adj[i]`` = ``[(link, neighbour), ...]`` sorted by link id."""
+
+    def __init__(self, topology, avoided):
+        self.names = topology.switch_names()
+        index = {name: i for i, name in enumerate(self.names)}
+        self.n = len(self.names)
+        self.adj = [[] for _ in range(self.n)]
+        self.ends = {}
+        for link in topology.links:
+            if link.index in avoided or link.state != "up":
+                continue
+            a, b = index[link.a.switch], index[link.b.switch]
+            self.adj[a].append((link.index, b))
+            self.adj[b].append((link.index, a))
+            self.ends[link.index] = (a, b)
+
+    def other(self, link, i):
+        a, b = self.ends[link]
+        return b if a == i else a
+
+    def unreachable_from(self, start):
+        seen = [False] * self.n
+        seen[start] = True
+        queue = deque([start])
+        while queue:
+            i = queue.popleft()
+            for _link, j in self.adj[i]:
+                if not seen[j]:
+                    seen[j] = True
+                    queue.append(j)
+        return [i for i in range(self.n) if not seen[i]]
+
+    def bridges(self):
+        """Links on no cycle (iterative lowlink DFS; a parallel link is a
+        cycle, so only the link itself, not its end switch, is skipped)."""
+        disc = [-1] * self.n
+        low = [0] * self.n
+        result = set()
+        counter = 0
+        for root in range(self.n):
+            if disc[root] >= 0:
+                continue
+            disc[root] = low[root] = counter
+            counter += 1
+            stack = [(root, -1, iter(self.adj[root]))]
+            while stack:
+                node, via, it = stack[-1]
+                advanced = False
+                for link, nxt in it:
+                    if link == via:
+                        continue
+                    if disc[nxt] < 0:
+                        disc[nxt] = low[nxt] = counter
+                        counter += 1
+                        stack.append((nxt, link, iter(self.adj[nxt])))
+                        advanced = True
+                        break
+                    low[node] = min(low[node], disc[nxt])
+                if advanced:
+                    continue
+                stack.pop()
+                if stack:
+                    parent = stack[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                    if low[node] > disc[parent]:
+                        result.add(via)
+        return result
+
+
+# -------------------------------------------------------------- segmentation
+class _Raw(NamedTuple):
+    """Segmentation in switch indexes, before restrictions are chosen."""
+
+    segments: list      # (kind, subnet, switches, links, ends)
+    subnets: list       # (start, via_bridge, [segment indexes], [switches])
+    bridges: list       # (link, terminal, far)
+    visited_links_at: list  # per segment: {switch: links visited there before it}
+
+
+def _segment_fabric(graph, rng=None):
+    """§2.1/§2.2 segmentation of a connected fabric, from switch 0."""
+    n = graph.n
+    bridges = graph.bridges()
+    visited = [False] * n
+    link_done = set()
+    # Links visited so far at each switch, in visiting order: what a unitary
+    # segment made now must block its unitary link against.
+    visited_at = [[] for _ in range(n)]
+    segments, subnets, bridge_list, before = [], [], [], []
+
+    def visit_link(link):
+        link_done.add(link)
+        a, b = graph.ends[link]
+        visited_at[a].append(link)
+        visited_at[b].append(link)
+
+    def add_segment(kind, subnet, switches, links, ends):
+        before.append({ends[0]: list(visited_at[ends[0]]), ends[1]: list(visited_at[ends[1]])}
+                      if kind == UNITARY else {})
+        segments.append((kind, subnet, tuple(switches), tuple(links), tuple(ends)))
+        subnets[subnet][2].append(len(segments) - 1)
+        for link in links:
+            visit_link(link)
+
+    queue = deque([(0, None)])
+    visited[0] = True
+    while queue:
+        start, via = queue.popleft()
+        members = [start]
+        has_cycle_links = any(link not in bridges and link not in link_done
+                              for link, _j in graph.adj[start])
+        subnet = None
+        if has_cycle_links:
+            subnets.append((start, via, [], members))
+            subnet = len(subnets) - 1
+            while True:
+                found = _shortest_segment(graph, members, visited, link_done, bridges, rng)
+                if found is None:
+                    break
+                path_switches, path_links, ends = found
+                kind = STARTING if not subnets[subnet][2] else REGULAR
+                for i in path_switches:
+                    visited[i] = True
+                members.extend(path_switches)
+                shown = ([start] + list(path_switches)) if kind == STARTING else path_switches
+                add_segment(kind, subnet, shown, path_links, ends)
+                # Links that now join two visited switches can only be unitary:
+                # make them at once, so they block as few older links as possible.
+                for i in sorted(set(path_switches)):
+                    for link, j in graph.adj[i]:
+                        if link not in link_done and link not in bridges and visited[j]:
+                            add_segment(UNITARY, subnet, (), (link,), graph.ends[link])
+        # Bridges out of this subnet (or out of a switch reached by bridges only).
+        for i in members:
+            for link, j in graph.adj[i]:
+                if link in bridges and link not in link_done:
+                    visit_link(link)
+                    bridge_list.append((link, i, j))
+                    visited[j] = True
+                    queue.append((j, link))
+    return _Raw(segments, subnets, bridge_list, before)
+
+
+def _shortest_segment(graph, members, visited, link_done, bridges, rng=None):
+    """The shortest path from a visited switch of ``members`` through new
+    switches back to a visited one (§2.2), or None when none is left.
+
+    Multi-source BFS from the visited switches over unvisited links and
+    switches, labelling each new switch with the link it was entered from
+    the visited part by ("branch"); a closing link between two branches, or
+    from a branch back to a visited switch over another link, is a segment.
+    Among equally short segments the first found wins (earliest visited
+    end, lowest link ids), or, given ``rng``, a random one.
+    """
+    dist, branch, parent = {}, {}, {}
+    frontier = []
+    offers = []  # (length, y, closing_link, z)
+    best = None
+
+    def offer(length, y, link, z):
+        nonlocal best
+        if best is None or length <= best:
+            best = length
+            offers.append((length, y, link, z))
+
+    for u in members:
+        for link, x in graph.adj[u]:
+            if link in link_done or link in bridges or visited[x]:
+                continue
+            if x not in dist:
+                dist[x], branch[x], parent[x] = 1, link, (link, u)
+                frontier.append(x)
+            else:
+                offer(2, x, link, u)
+    level = 1
+    while frontier and (best is None or level + 1 <= best):
+        nxt = []
+        for y in frontier:
+            for link, z in graph.adj[y]:
+                if link == parent[y][0] or link in link_done or link in bridges:
+                    continue
+                if visited[z]:
+                    offer(dist[y] + 1, y, link, z)
+                elif z in dist:
+                    if branch[z] != branch[y]:
+                        offer(dist[y] + dist[z] + 1, y, link, z)
+                else:
+                    dist[z], branch[z], parent[z] = dist[y] + 1, branch[y], (link, y)
+                    nxt.append(z)
+        frontier = nxt
+        level += 1
+    if best is None:
+        return None
+    ties = [o for o in offers if o[0] == best]
+    _length, y, closing, z = ties[0] if rng is None else ties[rng.randrange(len(ties))]
+
+    def chain(i):
+        """New switches and links from the visited part to ``i``."""
+        switches, links = [], []
+        while i in parent:
+            switches.append(i)
+            link, i = parent[i]
+            links.append(link)
+        return switches[::-1], links[::-1], i
+
+    first_switches, first_links, first_end = chain(y)
+    if visited[z]:
+        return first_switches, first_links + [closing], (first_end, z)
+    last_switches, last_links, last_end = chain(z)
+    return (first_switches + last_switches[::-1], first_links + [closing] + last_links[::-1],
+            (first_end, last_end))
+
+
+# ---------------------------------------------------------------- turn price
+def turn_traffic(graph, turns, max_sources=TRAFFIC_MAX_SOURCES):
+    """Traffic over each turn under unrestricted shortest-path routing.
+
+    ``turns``: int array ``(k, 3)`` of switch indexes ``(a, w, b)`` (a turn
+    at ``w`` from a link a-w onto a link w-b). Returns, per turn, the number
+    of ordered switch pairs whose shortest paths cross it when every pair
+    splits evenly over all its shortest paths (Brandes' dependency
+    accumulation: from source s, the share through the turn is
+    sigma(s, a) / sigma(s, b) x (1 + delta(s, b)) when a-w-b lies on a
+    shortest path). Per link: parallel links each carry their share.
+    Sources are taken in blocks so memory stays linear in the fabric; above
+    ``max_sources`` switches an evenly spaced sample of sources is scaled up.
+    """
+    n = graph.n
+    turns = np.asarray(turns, dtype=np.int64).reshape(-1, 3)
+    total = np.zeros(len(turns))
+    if n < 2 or not len(turns):
+        return total
+    rows, cols = [], []
+    for a, b in graph.ends.values():
+        rows += [a, b]
+        cols += [b, a]
+    adjacency = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n))
+    step = -(-n // max_sources)
+    sources = np.arange(0, n, step)
+    block = max(1, TRAFFIC_BLOCK_CELLS // max(n, len(turns)))
+    a, w, b = turns[:, 0], turns[:, 1], turns[:, 2]
+    for first in range(0, len(sources), block):
+        chosen = sources[first:first + block]
+        dist = csgraph.shortest_path(adjacency, method="D", unweighted=True, indices=chosen)
+        dist[np.isinf(dist)] = -2.0  # unreachable: never matches a +1 step
+        dist = dist.astype(np.int64)
+        sigma = np.zeros(dist.shape)
+        sigma[np.arange(len(chosen)), chosen] = 1.0
+        top = int(dist.max())
+        for level in range(1, top + 1):
+            spread = np.asarray(adjacency.T @ (sigma * (dist == level - 1)).T).T
+            sigma = np.where(dist == level, spread, sigma)
+        safe_sigma = np.where(sigma > 0, sigma, 1.0)
+        delta = np.zeros(dist.shape)
+        for level in range(top - 1, -1, -1):
+            carry = np.where(dist == level + 1, (1.0 + delta) / safe_sigma, 0.0)
+            delta = np.where(dist == level,
+                             sigma * np.asarray(adjacency.T @ carry.T).T, delta)
+        on_path = (dist[:, a] + 1 == dist[:, w]) & (dist[:, w] + 1 == dist[:, b])
+        share = sigma[:, a] / safe_sigma[:, b] * (1.0 + delta[:, b])
+        total += np.where(on_path, share, 0.0).sum(axis=0)
+    return total * (n / len(sources))
+
+
+# ----------------------------------------------------------------- placement
+class _Candidate(NamedTuple):
+    switch: int
+    link: int
+    against: tuple
+
+
+def _candidates(graph, raw, index):
+    """Every restriction segment ``index`` may take (§2.1 rules)."""
+    kind, _subnet, switches, links, ends = raw.segments[index]
+    if kind == UNITARY:
+        link = links[0]
+        return [_Candidate(side, link, tuple(raw.visited_links_at[index][side]))
+                for side in dict.fromkeys(ends)]
+    inner = switches[1:] if kind == STARTING else switches
+    # The path visits inner[k] between links[k] and links[k + 1].
+    return [_Candidate(w, links[k], (links[k + 1],)) for k, w in enumerate(inner)]
+
+
+def _candidate_turns(graph, candidate):
+    """The ``(a, w, b)`` switch triples of a candidate's forbidden turns."""
+    w = candidate.switch
+    result = []
+    for other in candidate.against:
+        a, b = graph.other(candidate.link, w), graph.other(other, w)
+        result += [(a, w, b), (b, w, a)]
+    return result
+
+
+def _place(graph, raw, placement, rng):
+    """Choose one candidate per segment: ``random`` (§2.2) or ``balanced``."""
+    options = [_candidates(graph, raw, i) for i in range(len(raw.segments))]
+    if placement == "random":
+        return [rng.choice(cands) for cands in options], options
+    triples, owner = [], []
+    for i, cands in enumerate(options):
+        for k, cand in enumerate(cands):
+            for triple in _candidate_turns(graph, cand):
+                triples.append(triple)
+                owner.append((i, k))
+    traffic = turn_traffic(graph, np.array(triples, dtype=np.int64).reshape(-1, 3))
+    price = {}
+    for (i, k), value in zip(owner, traffic.tolist()):
+        price[(i, k)] = price.get((i, k), 0.0) + value
+    chosen = []
+    for i, cands in enumerate(options):
+        # Fewest forbidden turns first (matters for unitary sides), then the
+        # least displaced traffic; near-equal prices are a tie for the seed.
+        keys = [(len(c.against), round(price[(i, k)], 6), rng.random())
+                for k, c in enumerate(cands)]
+        chosen.append(cands[min(range(len(cands)), key=keys.__getitem__)])
+    return chosen, options
+
+
+# ---------------------------------------------------------------- public API
+def _int_option(options, field, default, minimum=0):
+    value = options.get(field, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise RoutingError("%s: option %s must be a whole number >= %d, got %r"
+                           % (NAME, field, minimum, value))
+    return value
+
+
+def _options(options, n=0):
+    """Checked options with their defaults for a fabric of ``n`` switches."""
+    check_options(NAME, options, OPTIONS)
+    seed = options.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise RoutingError("%s: option seed must be a whole number, got %r" % (NAME, seed))
+    placement = options.get("placement", "balanced")
+    if placement not in PLACEMENTS:
+        raise RoutingError("%s: option placement=%r is not one of %s"
+                           % (NAME, placement, ", ".join(PLACEMENTS)))
+    tries = min(DEFAULT_SEARCH, DEFAULT_SEARCH * 64 // max(n, 1)) \
+        if placement == "balanced" and n <= SEARCH_MAX_SWITCHES else 0
+    restarts = max(1, tries // 3)
+    return {"seed": seed, "placement": placement,
+            "restarts": _int_option(options, "restarts", restarts, 1),
+            "refine": _int_option(options, "refine", max(0, tries - restarts))}
+
+
+def _prepare(topology, down):
+    avoided = down_set(topology, down)
+    graph = _Graph(topology, avoided)
+    if graph.n == 0:
+        raise RoutingError("%s: the fabric has no switches" % NAME)
+    lost = graph.unreachable_from(0)
+    if lost:
+        names = [graph.names[i] for i in lost]
+        shown = ", ".join(names[:10]) + (" and %d more" % (len(names) - 10)
+                                         if len(names) > 10 else "")
+        raise RoutingError("%s: switch%s %s cannot be reached from %s over links that are up "
+                           "(%d link%s down)" % (NAME, "es" if len(names) > 1 else "", shown,
+                                                 graph.names[0], len(avoided),
+                                                 "" if len(avoided) == 1 else "s"))
+    return avoided, graph
+
+
+def _build(graph, raw, chosen, avoided, options):
+    names = graph.names
+    segments = tuple(Segment(i, kind, subnet, tuple(names[s] for s in switches), links,
+                             tuple(names[e] for e in ends))
+                     for i, (kind, subnet, switches, links, ends) in enumerate(raw.segments))
+    subnets = tuple(Subnet(i, names[start], via, tuple(segs), tuple(names[s] for s in members))
+                    for i, (start, via, segs, members) in enumerate(raw.subnets))
+    bridges = tuple(Bridge(link, names[t], names[f]) for link, t, f in raw.bridges)
+    terminals = tuple(names[t] for t in sorted({t for _l, t, _f in raw.bridges}))
+    restrictions = tuple(Restriction(i, names[c.switch], c.link, c.against)
+                         for i, c in enumerate(chosen))
+    return Segmentation(segments, subnets, bridges, terminals, restrictions, avoided,
+                        dict(options))
+
+
+def _attempt(graph, opts, restart):
+    """Segmentation and placement number ``restart`` (0: the canonical
+    segmentation, first-found ties; others: seeded ties)."""
+    rng = random.Random("%s/%d" % (opts["seed"], restart))
+    raw = _segment_fabric(graph, rng if restart else None)
+    chosen, alternatives = _place(graph, raw, opts["placement"], rng)
+    return raw, chosen, alternatives
+
+
+def segmentation(topology, down=(), **options):
+    """Segments, subnets, bridge links, terminal switches and the chosen
+    restriction per segment (§2.1-§2.2) for the links that are up and not
+    in ``down``, before any search: the canonical segmentation from the
+    lowest-id switch, restrictions placed by ``placement`` (``"balanced"``
+    or ``"random"``) with ties broken by ``seed``. ``route(...).segmentation``
+    is the one a routing actually uses.
+
+    Raises RoutingError naming the switches that cannot be reached.
+    """
+    avoided, graph = _prepare(topology, down)
+    opts = _options(options, graph.n)
+    raw, chosen, _alternatives = _attempt(graph, opts, 0)
+    return _build(graph, raw, chosen, avoided, opts)
+
+
+def _prohibited(topology, graph, chosen):
+    turns = set()
+    for cand in chosen:
+        turns.update(Restriction(0, graph.names[cand.switch], cand.link, cand.against)
+                     .turns(topology))
+    return turns
+
+
+def channel_loads(routing_function, hosts=False):
+    """Load per channel under uniform all-to-all traffic (an array indexed
+    by channel id): the number of ordered switch pairs whose path crosses
+    it, or with ``hosts`` the number of ordered host pairs (hosts at the
+    source x hosts at the destination; one per switch when the topology has
+    no hosts, as in :mod:`..metrics`)."""
+    topology = routing_function.topology
+    n = len(routing_function.switch_names)
+    if hosts and topology.hosts:
+        weight = np.array([len(topology.hosts_on(name)) for name in routing_function.switch_names],
+                          dtype=np.float64)
+    else:
+        weight = np.ones(n)
+    load = np.zeros(len(topology.channels))
+    next_hop = routing_function.next_hop
+    enters = np.array([routing_function.index[ch.dst] for ch in topology.channels],
+                      dtype=np.int64)
+    for t in range(n):
+        if not weight[t]:
+            continue
+        column = next_hop[:, t]
+        state = np.array([s for s in range(n) if s != t and weight[s]], dtype=np.int64)
+        carried = weight[state] * weight[t]
+        while len(state):
+            out = column[state].astype(np.int64)
+            moving = out >= 0
+            out, carried = out[moving], carried[moving]
+            np.add.at(load, out, carried)
+            going = enters[out] != t
+            state, carried = n + out[going], carried[going]
+    return load if hosts else load.astype(np.int64)
+
+
+def _score(load):
+    """Search objective: maximum channel load, then sum of squared loads."""
+    return (float(load.max()) if len(load) else 0.0, float((load ** 2).sum()))
+
+
+def route(topology, down=(), **options):
+    """Segment-based routing of ``topology`` avoiding ``down`` links.
+
+    Options (all deterministic given ``seed``):
+
+    * ``seed`` (int, default 0): tie-breaks, the random placement and the
+      segmentations tried after the first.
+    * ``placement``: ``"balanced"`` (default) or ``"random"`` (§2.2).
+    * ``restarts``: segmentations tried, the routing with the lowest
+      maximum channel load (then sum of squared loads) kept; the first is
+      the canonical one. Default 8 for balanced placement up to 64
+      switches, 4 at 128, else 1.
+    * ``refine``: local-search moves tried on the kept one (default 16 up
+      to 64 switches, 8 at 128, else 0).
+
+    Returns a RoutingFunction whose ``segmentation`` attribute holds the
+    :class:`Segmentation` used. Raises RoutingError naming unreachable
+    switches when the links that are up do not connect the fabric.
+    """
+    avoided, graph = _prepare(topology, down)
+    opts = _options(options, graph.n)
+    best = None
+    for restart in range(opts["restarts"]):
+        raw, chosen, alternatives = _attempt(graph, opts, restart)
+        routing = select_paths(topology, _prohibited(topology, graph, chosen), NAME,
+                               down=avoided, options=opts)
+        if opts["restarts"] == 1 and not opts["refine"]:
+            best = (None, raw, chosen, alternatives, routing, None)
+            break
+        load = channel_loads(routing, hosts=True)
+        if best is None or _score(load) < best[0]:
+            best = (_score(load), raw, chosen, alternatives, routing, load)
+    _score_value, raw, chosen, alternatives, routing, load = best
+    if opts["refine"] and graph.n > 1:
+        chosen, routing = _refine(topology, graph, chosen, alternatives, routing, load,
+                                  avoided, opts)
+    routing.segmentation = _build(graph, raw, chosen, avoided, opts)
+    return routing
+
+
+def _refine(topology, graph, chosen, alternatives, routing, load, avoided, opts):
+    """Local search (first improvement): move one segment's restriction to
+    another allowed place, nearest the most loaded channel first; keep a
+    move when the maximum channel load, then the sum of squared loads,
+    drops. At most ``opts["refine"]`` routings are computed."""
+    rows, cols = [], []
+    for a, b in graph.ends.values():
+        rows += [a, b]
+        cols += [b, a]
+    hops = csgraph.shortest_path(
+        sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(graph.n, graph.n)),
+        method="D", unweighted=True)
+    index = {name: i for i, name in enumerate(graph.names)}
+    best = _score(load)
+    budget = opts["refine"]
+    rejected = set()
+    while budget > 0:
+        hot = topology.channels[int(np.argmax(load))]
+        near = np.minimum(hops[:, index[hot.src]], hops[:, index[hot.dst]])
+        moves = sorted(((near[cand.switch], i, k) for i, cands in enumerate(alternatives)
+                        for k, cand in enumerate(cands)
+                        if cand != chosen[i] and (i, k, best) not in rejected))
+        improved = False
+        for _distance, i, k in moves:
+            if budget <= 0:
+                break
+            budget -= 1
+            trial = list(chosen)
+            trial[i] = alternatives[i][k]
+            trial_routing = select_paths(topology, _prohibited(topology, graph, trial), NAME,
+                                         down=avoided, options=opts)
+            trial_load = channel_loads(trial_routing, hosts=True)
+            if _score(trial_load) < best:
+                chosen, routing, load, best = trial, trial_routing, trial_load, _score(trial_load)
+                improved = True
+                break
+            rejected.add((i, k, best))
+        if not improved:
+            break
+    return chosen, routing
