@@ -1,0 +1,130 @@
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin of ethercluster.routing.lab (documentation:
+plugins/modules/lab.py).
+
+The topology is read and the lab's layout computed here, on the controller
+(networkx, netaddr); the module of the same name then builds or removes the
+lab on the target with the standard library only, honouring become and
+check mode.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ansible.errors import AnsibleError
+from ansible.plugins.action import ActionBase
+
+try:
+    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
+        EtherclusterError,
+    )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.lab.layout import (
+        DEFAULT_BRIDGE,
+        DEFAULT_HOST_NETWORK,
+        DEFAULT_HOST_SPEED_MBPS,
+        DEFAULT_MGMT_NETWORK,
+        STATE_ROOT,
+        lab_layout,
+    )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
+        load_topology,
+        topology_from_data,
+    )
+except ImportError as exc:  # networkx, netaddr, ... missing on the controller
+    IMPORT_ERROR = exc
+    STATE_ROOT = "/run/ethercluster-lab"
+    DEFAULT_BRIDGE, DEFAULT_HOST_NETWORK, DEFAULT_MGMT_NETWORK = "br0", "10.42.0.0/16", \
+        "198.51.100.0/24"
+    DEFAULT_HOST_SPEED_MBPS = 1000
+else:
+    IMPORT_ERROR = None
+
+MODULE = "ethercluster.routing.lab"
+ARGUMENT_SPEC = {
+    "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
+    "src": {"type": "path"},
+    "topology": {"type": "dict"},
+    "name": {"type": "str"},
+    "state_root": {"type": "path", "default": STATE_ROOT},
+    "mgmt_network": {"type": "str", "default": DEFAULT_MGMT_NETWORK},
+    "host_network": {"type": "str", "default": DEFAULT_HOST_NETWORK},
+    "host_speed_mbps": {"type": "int", "default": DEFAULT_HOST_SPEED_MBPS},
+    "renegotiation_gap": {"type": "float", "default": 0.0},
+    "bridge": {"type": "str", "default": DEFAULT_BRIDGE},
+    "userspace_tso": {"type": "bool", "default": True},
+    "host_tx_offload": {"type": "bool", "default": True},
+}
+
+
+class ActionModule(ActionBase):
+    """Compute the lab's layout on the controller, then run the module."""
+
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(ARGUMENT_SPEC)
+    _supports_check_mode = True
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        result["changed"] = False
+        _validation, args = self.validate_argument_spec(
+            argument_spec=ARGUMENT_SPEC,
+            mutually_exclusive=[("src", "topology")],
+        )
+        if IMPORT_ERROR is not None:
+            result.update(failed=True, msg="%s needs the Python packages of the collection's "
+                          "requirements.txt (networkx, netaddr, PyYAML) on the controller: %s"
+                          % (MODULE, IMPORT_ERROR))
+            return result
+        module_args = {"state": args["state"], "state_root": args["state_root"]}
+        try:
+            topology = self._topology(args)
+            if args["state"] == "present":
+                if topology is None:
+                    result.update(failed=True, msg="state=present needs the fabric: give src "
+                                  "(a topology file) or topology (its data)")
+                    return result
+                layout = lab_layout(
+                    topology, name=args["name"], state_root=args["state_root"],
+                    mgmt_network=args["mgmt_network"], host_network=args["host_network"],
+                    host_speed_mbps=args["host_speed_mbps"],
+                    renegotiation_gap=args["renegotiation_gap"], bridge=args["bridge"],
+                    userspace_tso=args["userspace_tso"], host_tx_offload=args["host_tx_offload"])
+                module_args.update(name=layout["lab"], layout=layout)
+            else:
+                name = args["name"] or (topology.name if topology is not None else None)
+                if not name:
+                    result.update(failed=True, msg="state=absent needs the lab's name: give name, "
+                                  "or src/topology to take the fabric's name")
+                    return result
+                module_args["name"] = name
+        except EtherclusterError as exc:
+            result.update(failed=True, msg=str(exc))
+            return result
+        result.update(self._execute_module(module_name=MODULE, module_args=module_args,
+                                           task_vars=task_vars))
+        return result
+
+    def _topology(self, args):
+        if args["topology"] is not None:
+            return topology_from_data(args["topology"], source="topology")
+        if args["src"] is None:
+            return None
+        path = self._resolve(args["src"])
+        if path is None:
+            raise AnsibleError("src: topology file %r not found (looked in the playbook's "
+                               "files directories, the playbook directory and %s)"
+                               % (args["src"], os.getcwd()))
+        return load_topology(path)
+
+    def _resolve(self, src):
+        if os.path.isabs(src):
+            return src if os.path.exists(src) else None
+        try:
+            return os.path.abspath(self._find_needle("files", src))
+        except AnsibleError:
+            pass
+        path = os.path.abspath(src)
+        return path if os.path.exists(path) else None

@@ -1,0 +1,171 @@
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin of ethercluster.routing.ovs_switch (documentation:
+plugins/modules/ovs_switch.py).
+
+Runs on the controller: renders the switch's intent, opens one SSH
+connection (paramiko) to the switch, reads what it holds in one round trip,
+and, unless in check mode or nothing differs, writes the difference in one
+round trip.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from ansible.errors import AnsibleError
+from ansible.plugins.action import ActionBase
+
+try:
+    import yaml
+
+    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
+        EtherclusterError,
+    )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import ovs
+    from ansible_collections.ethercluster.routing.plugins.module_utils.platforms.ssh import (
+        Session,
+    )
+except ImportError as exc:
+    IMPORT_ERROR = exc
+else:
+    IMPORT_ERROR = None
+
+MODULE = "ethercluster.routing.ovs_switch"
+ARGUMENT_SPEC = {
+    "state": {"type": "str", "default": "present",
+              "choices": ["present", "rendered", "parsed", "gathered"]},
+    "intent": {"type": "dict"},
+    "src": {"type": "path"},
+    "config": {"type": "dict"},
+    "switch": {"type": "str"},
+    "running_config": {"type": "str"},
+    "bridge": {"type": "str"},
+    "host": {"type": "str"},
+    "port": {"type": "int"},
+    "username": {"type": "str"},
+    "key_file": {"type": "path"},
+    "known_hosts": {"type": "path"},
+    "host_key_checking": {"type": "bool", "default": True},
+    "timeout": {"type": "float", "default": 30.0},
+}
+
+
+class ActionModule(ActionBase):
+    """Render, read, compare and write one OVS switch."""
+
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(ARGUMENT_SPEC)
+    _requires_connection = False  # it opens its own SSH session
+    _supports_check_mode = True
+    _supports_async = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        result["changed"] = False
+        task_vars = task_vars or {}
+        _validation, args = self.validate_argument_spec(
+            argument_spec=ARGUMENT_SPEC,
+            mutually_exclusive=[("intent", "src", "config")],
+        )
+        if IMPORT_ERROR is not None:
+            result.update(failed=True, msg="%s needs PyYAML and paramiko on the controller: %s"
+                          % (MODULE, IMPORT_ERROR))
+            return result
+        switch = args["switch"] or task_vars.get("inventory_hostname")
+        result["switch"] = switch
+        bridge = args["bridge"] or self._var(task_vars, "ovs_bridge") or ovs.DEFAULT_BRIDGE
+        try:
+            if args["state"] == "parsed":
+                if args["running_config"] is None:
+                    raise AnsibleError("state=parsed needs running_config (the output of "
+                                       "ovs-ofctl dump-flows, or of the module's read script)")
+                result["parsed"] = self._parse_text(args["running_config"])
+                return result
+            if args["state"] == "gathered":
+                with self._session(args, task_vars, switch) as session:
+                    current = ovs.parse_state(session.run(ovs.read_script(bridge), "read"))
+                result["gathered"] = ovs.state_to_data(current)
+                return result
+            desired = ovs.render(self._switch_config(args, switch), switch)
+            if args["state"] == "rendered":
+                result["rendered"] = ovs.state_to_data(desired)
+                result["rendered"]["flows_text"] = ovs.flows_text(desired["flows"])
+                return result
+            with self._session(args, task_vars, switch) as session:
+                current = ovs.parse_state(session.run(ovs.read_script(bridge), "read"))
+                changes = ovs.compare(current, desired, switch)
+                result["commands"] = ovs.change_summary(changes, current)
+                result["changed"] = changes.changed
+                if changes.changed and self._task.diff:
+                    result["diff"] = dict(
+                        ovs.diff(current, desired),
+                        before_header="%s: on the switch" % switch,
+                        after_header="%s: intent" % switch)
+                if changes.changed and not self._task.check_mode:
+                    session.run(ovs.write_script(changes, desired, current, bridge), "write",
+                                timeout=args["timeout"] + float(current.get("gap") or 0))
+            result["flows"] = len(desired["flows"])
+        except (EtherclusterError, AnsibleError) as exc:
+            result.update(failed=True, msg=str(exc))
+        return result
+
+    # ----------------------------------------------------------- helpers
+    def _var(self, task_vars, name):
+        value = task_vars.get(name)
+        if value is None:
+            return None
+        return self._templar.template(value)
+
+    def _session(self, args, task_vars, switch):
+        host = args["host"] or self._var(task_vars, "ansible_host") or switch
+        port = args["port"] or self._var(task_vars, "ansible_port") or 22
+        username = args["username"] or self._var(task_vars, "ansible_user") or "root"
+        key_file = args["key_file"] or self._var(task_vars, "ansible_ssh_private_key_file") \
+            or self._var(task_vars, "ansible_private_key_file")
+        known_hosts = args["known_hosts"] or self._var(task_vars, "ethercluster_known_hosts")
+        return Session(switch, str(host), port=int(port), username=str(username),
+                       key_filename=key_file, known_hosts=known_hosts,
+                       host_key_checking=args["host_key_checking"], timeout=args["timeout"])
+
+    def _switch_config(self, args, switch):
+        if args["config"] is not None:
+            return args["config"]
+        intent = args["intent"]
+        if args["src"] is not None:
+            intent = self._load(args["src"])
+        if intent is None:
+            raise AnsibleError("give the switch's intent: intent (the whole intent), src (its "
+                               "file, intent.json) or config (this switch's entry)")
+        switches = intent.get("switches") if isinstance(intent, dict) else None
+        if not isinstance(switches, dict) or switch not in switches:
+            raise AnsibleError("the intent has no entry switches.%s" % switch)
+        return switches[switch]
+
+    def _load(self, src):
+        path = src if os.path.isabs(src) else self._find_file(src)
+        try:
+            with open(path, "r", encoding="utf-8") as handle:
+                text = handle.read()
+        except OSError as exc:
+            raise AnsibleError("src: cannot read %s: %s" % (path, exc))
+        try:
+            return json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
+        except (ValueError, yaml.YAMLError) as exc:
+            raise AnsibleError("src: %s is not valid JSON/YAML: %s" % (path, exc))
+
+    def _find_file(self, src):
+        try:
+            return os.path.abspath(self._find_needle("files", src))
+        except AnsibleError:
+            return os.path.abspath(src)
+
+    @staticmethod
+    def _parse_text(text):
+        if ovs.SECTION in text:
+            return ovs.state_to_data(ovs.parse_state(text))
+        flows = ovs.parse_flows(text)
+        return {"flows": [flow.text() for flow in flows if flow.cookie != ovs.LEARNED_COOKIE],
+                "learned_flows": sum(1 for flow in flows if flow.cookie == ovs.LEARNED_COOKIE)}

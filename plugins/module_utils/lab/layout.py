@@ -1,0 +1,243 @@
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Lab layout: which namespaces, devices, addresses and directories the
+emulator of a topology is made of.
+
+:func:`lab_layout` is a pure function from a :class:`~..topology.Topology`
+and a few options to plain JSON data (the *layout*). The layout is what the
+``lab`` module receives, what the lab's record keeps, and what the lab
+inventory is written from; :mod:`.plan` turns it into commands.
+
+Naming (all names are unique to one lab, so two labs can coexist and
+``lab_down`` removes only what its ``lab_up`` created):
+
+* switch ``S`` of lab ``L`` lives in namespace ``ec-L-S``; its port ``"N"``
+  is the veth ``pN`` there, with OpenFlow port number ``N``; its management
+  veth is ``mgmt0``, peered with ``ec<tag>m<index>`` in the root namespace
+  (``<tag>``: 4 hex digits of a hash of ``L``; interface names have at most
+  15 characters);
+* host ``H`` lives in namespace ``ec-L-H`` with one NIC ``eth0`` carrying
+  the topology's MAC and an address of the lab's host network;
+* files, sockets, pid files and logs are under ``<state_root>/L/`` (one
+  directory per switch).
+
+Addresses: the management network (default 198.51.100.0/24, TEST-NET-2)
+gives its first address to the root-namespace side of every management veth
+(point-to-point ``/32 peer`` routes, so a /24 serves 253 switches) and the
+next ones to the switches. The host network (default 10.42.0.0/16) exists
+only inside the host namespaces.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import re
+
+from .plan import LAB_SCHEMA, LabError
+
+STATE_ROOT = "/run/ethercluster-lab"
+DEFAULT_MGMT_NETWORK = "198.51.100.0/24"
+DEFAULT_HOST_NETWORK = "10.42.0.0/16"
+DEFAULT_BRIDGE = "br0"
+DEFAULT_HOST_SPEED_MBPS = 1000
+MAX_RENEGOTIATION_GAP_S = 60.0
+OVS_SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
+
+_LAB_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")
+_BRIDGE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,14}$")
+
+
+def lab_tag(name):
+    """Four hex digits that stand for lab ``name`` in root-namespace
+    interface names (which are limited to 15 characters)."""
+    return hashlib.sha1(name.encode("utf-8")).hexdigest()[:4]
+
+
+def lab_layout(topology, name=None, state_root=STATE_ROOT, mgmt_network=DEFAULT_MGMT_NETWORK,
+               host_network=DEFAULT_HOST_NETWORK, host_speed_mbps=DEFAULT_HOST_SPEED_MBPS,
+               renegotiation_gap=0.0, bridge=DEFAULT_BRIDGE, userspace_tso=True,
+               host_tx_offload=True, ovs_schema=OVS_SCHEMA):
+    """Return the layout (plain data) of the lab that emulates ``topology``.
+
+    ``name`` defaults to the topology's name. ``renegotiation_gap`` (seconds)
+    is how long a switch port stays down when its speed is changed (0: no
+    gap). ``userspace_tso`` sets ``other_config:userspace-tso-enable`` before
+    each ``ovs-vswitchd`` starts (TCP across the lab needs it, or
+    ``host_tx_offload=False``, which turns tx offload off on the host NICs).
+
+    Raises :class:`~.plan.LabError` naming the option, switch or host at
+    fault: a bad lab name, networks too small for the fabric, a host address
+    outside the host network, a host named like a switch.
+    """
+    name = topology.name if name is None else name
+    if not isinstance(name, str) or not _LAB_NAME_RE.match(name):
+        raise LabError("name: a lab name is 1-32 letters, digits, '_' or '-', starting with a "
+                       "letter or digit; got %r" % (name,))
+    if not isinstance(bridge, str) or not _BRIDGE_RE.match(bridge):
+        raise LabError("bridge: %r is not a usable bridge name (a letter, then up to 14 "
+                       "letters, digits, '_' or '-')" % (bridge,))
+    if not isinstance(state_root, str) or not state_root.startswith("/") or state_root == "/":
+        raise LabError("state_root: must be an absolute directory other than /, got %r"
+                       % (state_root,))
+    state_root = state_root.rstrip("/")
+    if isinstance(host_speed_mbps, bool) or not isinstance(host_speed_mbps, int) \
+            or host_speed_mbps <= 0:
+        raise LabError("host_speed_mbps: must be a whole number of Mbit/s > 0, got %r"
+                       % (host_speed_mbps,))
+    try:
+        gap = float(renegotiation_gap)
+    except (TypeError, ValueError):
+        raise LabError("renegotiation_gap: must be a number of seconds, got %r"
+                       % (renegotiation_gap,))
+    if not 0 <= gap <= MAX_RENEGOTIATION_GAP_S:
+        raise LabError("renegotiation_gap: must be from 0 to %g seconds, got %r"
+                       % (MAX_RENEGOTIATION_GAP_S, renegotiation_gap))
+    mgmt = _network(mgmt_network, "mgmt_network")
+    hosts_net = _network(host_network, "host_network")
+    if mgmt.overlaps(hosts_net):
+        raise LabError("mgmt_network %s and host_network %s overlap; the host network must "
+                       "exist only inside the host namespaces" % (mgmt, hosts_net))
+    clashes = sorted(set(topology.switches) & set(topology.hosts))
+    if clashes:
+        raise LabError("hosts.%s: the name is also a switch name; the lab names a namespace "
+                       "after each" % clashes[0])
+
+    lab_dir = "%s/%s" % (state_root, name)
+    tag = lab_tag(name)
+    netns_prefix = "ec-%s-" % name
+    gateway, switch_addresses = _mgmt_addresses(topology, mgmt)
+    switches = {}
+    for sw in topology.switches.values():
+        ports = {}
+        for neighbour in topology.neighbours(sw.name):
+            ports[neighbour["port"]] = {
+                "dev": "p" + neighbour["port"], "ofport": int(neighbour["port"]),
+                "speed_mbps": neighbour["speed_mbps"],
+                "peer": "%s:%s" % (neighbour["switch"], neighbour["remote_port"])}
+        for host in topology.hosts_on(sw.name):
+            ports[host.port] = {"dev": "p" + host.port, "ofport": int(host.port),
+                                "speed_mbps": host_speed_mbps, "peer": host.name}
+        ports = {port: ports[port] for port in sorted(ports, key=int)}
+        switches[sw.name] = {
+            "index": sw.index,
+            "netns": netns_prefix + sw.name,
+            "dir": "%s/%s" % (lab_dir, sw.name),
+            "mgmt_address": switch_addresses[sw.name],
+            "mgmt_dev": "mgmt0",
+            "root_dev": "ec%sm%d" % (tag, sw.index),
+            "ports": ports,
+        }
+    hosts = {}
+    host_addresses = _host_addresses(topology, hosts_net)
+    for host in topology.hosts.values():
+        hosts[host.name] = {
+            "netns": netns_prefix + host.name,
+            "dev": "eth0",
+            "mac": host.mac,
+            "address": host_addresses[host.name],
+            "prefixlen": hosts_net.prefixlen,
+            "switch": host.switch,
+            "port": host.port,
+            "speed_mbps": host_speed_mbps,
+        }
+    links = [{"a": str(link.a), "b": str(link.b), "speed_mbps": link.speed_mbps,
+              "state": link.state} for link in topology.links]
+    return {
+        "schema": LAB_SCHEMA,
+        "lab": name,
+        "topology": topology.name,
+        "state_root": state_root,
+        "dir": lab_dir,
+        "bridge": bridge,
+        "ovs_schema": ovs_schema,
+        "userspace_tso": bool(userspace_tso),
+        "host_tx_offload": bool(host_tx_offload),
+        "renegotiation_gap": gap,
+        "mgmt": {"network": str(mgmt), "gateway": gateway},
+        "host_network": str(hosts_net),
+        "switches": switches,
+        "hosts": hosts,
+        "links": links,
+    }
+
+
+def _network(value, option):
+    try:
+        network = ipaddress.ip_network(str(value), strict=True)
+    except ValueError as exc:
+        raise LabError("%s: %r is not an IPv4 network such as 198.51.100.0/24 (%s)"
+                       % (option, value, exc))
+    if network.version != 4 or network.prefixlen > 30:
+        raise LabError("%s: needs an IPv4 network of at least 4 addresses, got %s"
+                       % (option, network))
+    if network.is_loopback or network.is_multicast or network.is_link_local:
+        raise LabError("%s: %s is not usable for a lab" % (option, network))
+    return network
+
+
+def _mgmt_addresses(topology, network):
+    """The gateway (root-namespace side) and one address per switch.
+
+    A switch keeps the ``mgmt_address`` of the topology when it lies inside
+    the lab's management network (addresses outside it belong to real
+    equipment and are never routed from this machine)."""
+    usable = network.hosts()
+    gateway = next(usable)
+    taken = {gateway}
+    wanted = {}
+    for sw in topology.switches.values():
+        if sw.mgmt_address is None:
+            continue
+        address = ipaddress.ip_address(sw.mgmt_address)
+        if address in network and address not in taken and address != network.broadcast_address:
+            wanted[sw.name] = address
+            taken.add(address)
+    result = {}
+    for sw in topology.switches.values():
+        if sw.name in wanted:
+            result[sw.name] = str(wanted[sw.name])
+            continue
+        for address in usable:
+            if address not in taken:
+                taken.add(address)
+                result[sw.name] = str(address)
+                break
+        else:
+            raise LabError("mgmt_network: %s has room for %d switches, the fabric has %d "
+                           "(give a larger mgmt_network)"
+                           % (network, network.num_addresses - 3, len(topology.switches)))
+    return str(gateway), result
+
+
+def _host_addresses(topology, network):
+    taken = {}
+    result = {}
+    for host in topology.hosts.values():
+        if host.ip is None:
+            continue
+        address = ipaddress.ip_address(host.ip)
+        if address not in network or address in (network.network_address,
+                                                 network.broadcast_address):
+            raise LabError("hosts.%s.ip: %s is not a host address of the lab's host network %s "
+                           "(set host_network)" % (host.name, address, network))
+        if address in taken:
+            raise LabError("hosts.%s.ip: %s is also the address of host %s"
+                           % (host.name, address, taken[address]))
+        taken[address] = host.name
+        result[host.name] = str(address)
+    usable = network.hosts()
+    for host in topology.hosts.values():
+        if host.name in result:
+            continue
+        for address in usable:
+            if address not in taken:
+                taken[address] = host.name
+                result[host.name] = str(address)
+                break
+        else:
+            raise LabError("host_network: %s has room for %d hosts, the fabric has %d "
+                           "(give a larger host_network)"
+                           % (network, network.num_addresses - 2, len(topology.hosts)))
+    return result

@@ -1,0 +1,418 @@
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Command plans of the lab: a layout (:mod:`.layout`) in, the phases that
+build or remove it out. Pure functions, standard library only.
+
+A plan is a list of :class:`Phase`. The *jobs* of a phase may run in
+parallel; the *steps* of one job run in order. A step is a
+:class:`Command` or a small file operation, so tests can read a plan as
+data. The order encodes the lab's quirks (docs/lab.md):
+
+* IPv6 is disabled in every namespace *before* its veths exist (otherwise
+  router solicitations of the ports are learned as MAC entries);
+* every port is created directly inside its namespace: no data port ever
+  sits in the root namespace (a veth end there answers ARP for the hosts);
+* ``other_config:userspace-tso-enable=true`` is in the database before
+  ``ovs-vswitchd`` starts (otherwise TCP fails on bad checksums);
+* ``ovs-vswitchd`` runs inside the switch's namespace (it opens the ports
+  there), with its own database, sockets, pid files and logs
+  (``OVS_RUNDIR``/``OVS_DBDIR``/``OVS_LOGDIR`` = the switch's directory);
+* ``/run/sshd`` exists before any ``sshd`` starts, and every ``sshd`` has
+  its own configuration (ListenAddress, HostKey, PidFile,
+  AuthorizedKeysFile).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from typing import NamedTuple
+
+from ..errors import EtherclusterError
+
+LAB_SCHEMA = "ethercluster.routing/lab/v1"
+RECORD_FILE = "lab.json"
+INVENTORY_FILE = "inventory.yml"
+CLIENT_KEY = "id_ed25519"
+HOST_KEY = "ssh_host_ed25519_key"
+AUTHORIZED_KEYS = "authorized_keys"
+KNOWN_HOSTS = "known_hosts"
+TEMPLATE_DB = "template.db"
+GAP_FILE = "ethercluster-renegotiation-gap"
+SSHD = "/usr/sbin/sshd"
+SSHD_PRIVSEP_DIR = "/run/sshd"
+TBF_LATENCY = "20ms"
+TBF_MIN_BURST = 131072  # bytes: a 64 KiB TSO segment must fit in a bucket
+
+
+class LabError(EtherclusterError):
+    """The lab cannot be built or removed as asked (names the option, switch,
+    host, namespace or command at fault)."""
+
+
+class Command(NamedTuple):
+    """One process to run. ``netns``: run it inside that namespace
+    (``ip netns exec``); ``input``: text for its standard input; ``env``:
+    extra environment; ``check``: a non-zero exit fails the step."""
+
+    argv: tuple
+    input: str | None = None
+    env: dict | None = None
+    netns: str | None = None
+    check: bool = True
+    timeout: float = 30.0
+
+    def __str__(self):
+        text = " ".join(shlex.quote(str(arg)) for arg in self.full_argv())
+        if self.env:
+            text = " ".join("%s=%s" % item for item in sorted(self.env.items())) + " " + text
+        return text
+
+    def full_argv(self):
+        if self.netns is None:
+            return list(self.argv)
+        return ["ip", "netns", "exec", self.netns] + list(self.argv)
+
+
+class MakeDirs(NamedTuple):
+    path: str
+    mode: int = 0o700
+
+
+class WriteFile(NamedTuple):
+    path: str
+    content: str
+    mode: int = 0o600
+
+
+class CopyFile(NamedTuple):
+    src: str
+    dst: str
+    mode: int = 0o600
+
+
+class WriteKnownHosts(NamedTuple):
+    """known_hosts naming every switch address with the lab's host key
+    (read from ``host_key_pub`` once it has been generated)."""
+
+    path: str
+    addresses: tuple
+    host_key_pub: str
+
+
+class KillNetnsProcesses(NamedTuple):
+    """SIGTERM, then SIGKILL after ``grace`` seconds, every process whose
+    network namespace is one of ``netns`` (deleting a namespace does not
+    stop its processes)."""
+
+    netns: tuple
+    grace: float = 3.0
+
+
+class RemoveTree(NamedTuple):
+    path: str
+
+
+class Phase(NamedTuple):
+    name: str
+    jobs: list  # list of lists of steps
+
+
+def ovs_env(directory):
+    """Environment under which the OVS tools and daemons of one switch use
+    that switch's directory for their database, sockets, pid files and logs."""
+    return {"OVS_RUNDIR": directory, "OVS_DBDIR": directory, "OVS_LOGDIR": directory}
+
+
+def tbf_parameters(speed_mbps):
+    """``tc`` arguments of a token bucket that emulates a link speed.
+
+    The bucket holds at least one 64 KiB TSO segment (userspace TSO sends
+    segments that large), and 1 ms of traffic at higher speeds."""
+    if isinstance(speed_mbps, bool) or not isinstance(speed_mbps, int) or speed_mbps <= 0:
+        raise LabError("speed_mbps: must be a whole number of Mbit/s > 0, got %r" % (speed_mbps,))
+    burst = max(TBF_MIN_BURST, speed_mbps * 1000 * 1000 // 8 // 1000)
+    return ["rate", "%dmbit" % speed_mbps, "burst", str(burst), "latency", TBF_LATENCY]
+
+
+def all_netns(layout):
+    """Every namespace of the lab: switches first, then hosts."""
+    return [sw["netns"] for sw in layout["switches"].values()] + \
+        [host["netns"] for host in layout["hosts"].values()]
+
+
+def root_devices(layout):
+    """The lab's interfaces in the root namespace (management veths only)."""
+    return [sw["root_dev"] for sw in layout["switches"].values()]
+
+
+def lab_paths(layout):
+    directory = layout["dir"]
+    return {
+        "dir": directory,
+        "record": "%s/%s" % (directory, RECORD_FILE),
+        "inventory": "%s/%s" % (directory, INVENTORY_FILE),
+        "client_key": "%s/%s" % (directory, CLIENT_KEY),
+        "host_key": "%s/%s" % (directory, HOST_KEY),
+        "authorized_keys": "%s/%s" % (directory, AUTHORIZED_KEYS),
+        "known_hosts": "%s/%s" % (directory, KNOWN_HOSTS),
+        "template_db": "%s/%s" % (directory, TEMPLATE_DB),
+    }
+
+
+# ------------------------------------------------------------------ build
+def up_phases(layout):
+    """The phases that build the lab of ``layout`` from nothing."""
+    return [
+        Phase("files", [_files_job(layout)]),
+        Phase("namespaces", [[Command(("ip", "-batch", "-"), input=_lines(
+            "netns add %s" % ns for ns in all_netns(layout)))]]),
+        Phase("ipv6-off", [[Command(("sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1",
+                                     "net.ipv6.conf.default.disable_ipv6=1"), netns=ns)]
+                           for ns in all_netns(layout)]),
+        Phase("cables", [[Command(("ip", "-batch", "-"), input=_lines(_cable_lines(layout)))]]),
+        Phase("interfaces", [_switch_interfaces_job(layout, sw)
+                             for sw in layout["switches"].values()]
+              + [_host_interfaces_job(layout, host) for host in layout["hosts"].values()]),
+        Phase("daemons", [_daemons_job(layout, name, sw)
+                          for name, sw in layout["switches"].items()]),
+    ]
+
+
+def _lines(lines):
+    return "".join(line + "\n" for line in lines)
+
+
+def _files_job(layout):
+    paths = lab_paths(layout)
+    steps = [MakeDirs(layout["state_root"], 0o755), MakeDirs(paths["dir"], 0o700),
+             MakeDirs(SSHD_PRIVSEP_DIR, 0o755)]
+    steps.extend(MakeDirs(sw["dir"], 0o700) for sw in layout["switches"].values())
+    for path, comment in ((paths["client_key"], "ethercluster-lab-%s" % layout["lab"]),
+                          (paths["host_key"], "ethercluster-lab-%s-switches" % layout["lab"])):
+        steps.append(Command(("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment,
+                              "-f", path)))
+    steps.append(CopyFile(paths["client_key"] + ".pub", paths["authorized_keys"], 0o600))
+    steps.append(WriteKnownHosts(paths["known_hosts"],
+                                 tuple(sw["mgmt_address"] for sw in layout["switches"].values()),
+                                 paths["host_key"] + ".pub"))
+    steps.append(Command(("ovsdb-tool", "create", paths["template_db"], layout["ovs_schema"])))
+    for name, sw in layout["switches"].items():
+        steps.append(WriteFile("%s/sshd_config" % sw["dir"], sshd_config(layout, name), 0o600))
+        steps.append(WriteFile("%s/%s" % (sw["dir"], GAP_FILE),
+                               "%g\n" % layout["renegotiation_gap"], 0o644))
+    steps.append(WriteFile(paths["inventory"], inventory_yaml(layout), 0o600))
+    return steps
+
+
+def _cable_lines(layout):
+    """``ip -batch`` lines that create every veth pair with each end already
+    in its namespace, and address the root side of the management veths."""
+    switches = layout["switches"]
+    lines = []
+    for link in layout["links"]:
+        a_switch, a_port = link["a"].rsplit(":", 1)
+        b_switch, b_port = link["b"].rsplit(":", 1)
+        lines.append("link add name %s netns %s type veth peer name %s netns %s" % (
+            switches[a_switch]["ports"][a_port]["dev"], switches[a_switch]["netns"],
+            switches[b_switch]["ports"][b_port]["dev"], switches[b_switch]["netns"]))
+    for host in layout["hosts"].values():
+        sw = switches[host["switch"]]
+        lines.append("link add name %s netns %s type veth peer name %s address %s netns %s" % (
+            sw["ports"][host["port"]]["dev"], sw["netns"], host["dev"], host["mac"],
+            host["netns"]))
+    gateway = layout["mgmt"]["gateway"]
+    for sw in switches.values():
+        lines.append("link add name %s type veth peer name %s netns %s"
+                     % (sw["root_dev"], sw["mgmt_dev"], sw["netns"]))
+        lines.append("address add %s/32 peer %s/32 dev %s"
+                     % (gateway, sw["mgmt_address"], sw["root_dev"]))
+        lines.append("link set %s up" % sw["root_dev"])
+    return lines
+
+
+def _switch_interfaces_job(layout, sw):
+    lines = ["link set lo up"]
+    lines.extend("link set %s up" % port["dev"] for port in sw["ports"].values())
+    lines.append("address add %s/32 peer %s/32 dev %s"
+                 % (sw["mgmt_address"], layout["mgmt"]["gateway"], sw["mgmt_dev"]))
+    lines.append("link set %s up" % sw["mgmt_dev"])
+    tc_lines = ["qdisc replace dev %s root tbf %s" % (port["dev"],
+                                                      " ".join(tbf_parameters(port["speed_mbps"])))
+                for port in sw["ports"].values()]
+    return [Command(("ip", "-n", sw["netns"], "-batch", "-"), input=_lines(lines)),
+            Command(("tc", "-n", sw["netns"], "-batch", "-"), input=_lines(tc_lines))]
+
+
+def _host_interfaces_job(layout, host):
+    lines = ["link set lo up",
+             "address add %s/%d dev %s" % (host["address"], host["prefixlen"], host["dev"]),
+             "link set %s up" % host["dev"]]
+    steps = [Command(("ip", "-n", host["netns"], "-batch", "-"), input=_lines(lines)),
+             Command(("tc", "-n", host["netns"], "qdisc", "replace", "dev", host["dev"], "root",
+                      "tbf", *tbf_parameters(host["speed_mbps"])))]
+    if not layout["host_tx_offload"]:
+        steps.append(Command(("ethtool", "-K", host["dev"], "tx", "off"), netns=host["netns"]))
+    return steps
+
+
+def _daemons_job(layout, name, sw):
+    """Database, switch daemon and SSH server of one switch, in that order."""
+    directory = sw["dir"]
+    env = ovs_env(directory)
+    vsctl = ["ovs-vsctl", "--no-wait", "--", "init"]
+    if layout["userspace_tso"]:
+        vsctl += ["--", "set", "Open_vSwitch", ".", "other_config:userspace-tso-enable=true"]
+    bridge = layout["bridge"]
+    vsctl += ["--", "add-br", bridge,
+              "--", "set", "Bridge", bridge, "datapath_type=netdev", "fail_mode=secure",
+              "stp_enable=false", "rstp_enable=false", "mcast_snooping_enable=false",
+              "external_ids:ethercluster-lab=%s" % layout["lab"],
+              "external_ids:ethercluster-switch=%s" % name]
+    # QoS linux-noop: OVS leaves the port's qdisc (the tbf that emulates the
+    # link speed) alone; without it, OVS deletes any root qdisc it finds
+    vsctl += ["--", "--id=@noop", "create", "QoS", "type=linux-noop"]
+    for port in sw["ports"].values():
+        vsctl += ["--", "add-port", bridge, port["dev"],
+                  "--", "set", "Interface", port["dev"], "ofport_request=%d" % port["ofport"],
+                  "--", "set", "Port", port["dev"], "qos=@noop"]
+    return [
+        CopyFile(lab_paths(layout)["template_db"], "%s/conf.db" % directory, 0o600),
+        Command(("ovsdb-server", "%s/conf.db" % directory,
+                 "--remote=punix:%s/db.sock" % directory, "--pidfile", "--detach",
+                 "--no-chdir", "--log-file", "-vconsole:off"), env=env, netns=sw["netns"]),
+        Command(tuple(vsctl), env=env),
+        # --detach returns once the bridge and its ports are configured
+        Command(("ovs-vswitchd", "--pidfile", "--detach", "--no-chdir", "--log-file",
+                 "-vconsole:off"), env=env, netns=sw["netns"]),
+        Command((SSHD, "-f", "%s/sshd_config" % directory), netns=sw["netns"]),
+    ]
+
+
+def sshd_config(layout, name):
+    """The SSH server configuration of switch ``name``."""
+    sw = layout["switches"][name]
+    paths = lab_paths(layout)
+    env = " ".join("%s=%s" % item for item in sorted(ovs_env(sw["dir"]).items()))
+    return "\n".join([
+        "# ethercluster.routing lab %s, switch %s (written by lab_up)" % (layout["lab"], name),
+        "ListenAddress %s:22" % sw["mgmt_address"],
+        "HostKey %s" % paths["host_key"],
+        "PidFile %s/sshd.pid" % sw["dir"],
+        "AuthorizedKeysFile %s" % paths["authorized_keys"],
+        "PermitRootLogin prohibit-password",
+        "PubkeyAuthentication yes",
+        "PasswordAuthentication no",
+        "KbdInteractiveAuthentication no",
+        "UsePAM no",
+        "UseDNS no",
+        "X11Forwarding no",
+        "PrintMotd no",
+        "PrintLastLog no",
+        "MaxStartups 64:30:128",
+        "MaxSessions 32",
+        # the OVS tools of an SSH session find this switch's database and bridge
+        "SetEnv %s" % env,
+        "Subsystem sftp internal-sftp",
+        "",
+    ])
+
+
+# --------------------------------------------------------------- teardown
+def down_phases(layout):
+    """The phases that remove everything :func:`up_phases` may have created
+    (each step tolerates a missing object, so a half-built lab goes too)."""
+    netns = tuple(all_netns(layout))
+    lines = ["netns delete %s" % ns for ns in netns]
+    lines.extend("link delete %s" % dev for dev in root_devices(layout))
+    return [
+        Phase("stop-switches", [[Command(("ovs-appctl", "-T", "5", "-t", "ovs-vswitchd", "exit",
+                                          "--cleanup"), env=ovs_env(sw["dir"]), check=False,
+                                         timeout=10.0)]
+                                for sw in layout["switches"].values()]),
+        Phase("stop-processes", [[KillNetnsProcesses(netns)]]),
+        # -force: go on after a line fails (an object that was never created)
+        Phase("namespaces", [[Command(("ip", "-force", "-batch", "-"), input=_lines(lines),
+                                      check=False)]]),
+        Phase("files", [[RemoveTree(layout["dir"])]]),
+    ]
+
+
+# ------------------------------------------------------------- inventory
+def inventory_data(layout):
+    """The lab's Ansible inventory as data: groups ``switches`` and ``nodes``
+    (the names the topology inventory plugin uses), switches reached over SSH
+    at their management address as root with the lab's key."""
+    paths = lab_paths(layout)
+    switches = {}
+    for name, sw in layout["switches"].items():
+        switches[name] = {
+            "ansible_host": sw["mgmt_address"],
+            "mgmt_address": sw["mgmt_address"],
+            "ethercluster_lab_netns": sw["netns"],
+            "ethercluster_lab_dir": sw["dir"],
+        }
+    nodes = {}
+    for name, host in layout["hosts"].items():
+        nodes[name] = {
+            "ip": host["address"],
+            "mac": host["mac"],
+            "switch": host["switch"],
+            "switch_port": host["port"],
+            "ethercluster_lab_netns": host["netns"],
+            "ethercluster_lab_dev": host["dev"],
+        }
+    common = "-o UserKnownHostsFile=%s -o StrictHostKeyChecking=yes -o IdentitiesOnly=yes" \
+        % paths["known_hosts"]
+    return {"all": {
+        "vars": {"ethercluster_lab": layout["lab"], "ethercluster_lab_dir": layout["dir"]},
+        "children": {
+            "switches": {"hosts": switches, "vars": {
+                "ansible_user": "root",
+                "ansible_ssh_private_key_file": paths["client_key"],
+                "ansible_ssh_common_args": common,
+                # the switches run this machine's system Python (OVS depends on it)
+                "ansible_python_interpreter": "/usr/bin/python3",
+                "ethercluster_known_hosts": paths["known_hosts"],
+                "ovs_bridge": layout["bridge"]}},
+            "nodes": {"hosts": nodes},
+        }}}
+
+
+def inventory_yaml(layout):
+    """:func:`inventory_data` as YAML text (block style, JSON-quoted scalars)."""
+    header = ("# Ansible inventory of the ethercluster.routing lab %r, written by lab_up.\n"
+              "# Use it beside the topology: -i TOPOLOGY.yml -i %s\n"
+              % (layout["lab"], lab_paths(layout)["inventory"]))
+    return header + "---\n" + _yaml(inventory_data(layout), 0)
+
+
+def _yaml(value, indent):
+    pad = "  " * indent
+    if not value:
+        return pad + "{}\n"
+    text = ""
+    for key, item in value.items():
+        if isinstance(item, dict):
+            text += "%s%s:\n%s" % (pad, key, _yaml(item, indent + 1))
+        else:
+            text += "%s%s: %s\n" % (pad, key, json.dumps(item))
+    return text
+
+
+def summary(layout):
+    """What the lab is made of, for a task's result."""
+    return {
+        "lab": layout["lab"],
+        "dir": layout["dir"],
+        "inventory": lab_paths(layout)["inventory"],
+        "switches": {name: {"mgmt_address": sw["mgmt_address"], "netns": sw["netns"],
+                            "ports": list(sw["ports"])}
+                     for name, sw in layout["switches"].items()},
+        "hosts": {name: {"address": host["address"], "netns": host["netns"],
+                         "switch": host["switch"], "port": host["port"]}
+                  for name, host in layout["hosts"].items()},
+        "namespaces": len(all_netns(layout)),
+        "links": len(layout["links"]),
+    }

@@ -1,0 +1,705 @@
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The ``ovs`` platform: an Open vSwitch bridge (``fail_mode=secure``) whose
+OpenFlow 1.3 pipeline behaves like an IEEE 802.1Q switch with
+"general"/"hybrid" ports, which OVS's own port modes cannot express (they
+allow one untagged VLAN per port, switch-tagged routing needs several;
+switch-tagged VLAN paper §3.1-§3.2).
+
+Pipeline (docs/platforms.md shows it on an example):
+
+* table 0, classification: drop link-local destinations
+  (01:80:c2:00:00:0x) and multicast sources; per port, an untagged or
+  priority-tagged frame gets the port's PVID in ``reg0``; a tagged frame of
+  a VLAN the port is a member of (tagged or untagged) gets that VLAN, tag
+  stripped; anything else is dropped (ingress filtering).
+* table 1: ``learn()`` (VLAN, source MAC -> input port) into table 2 under
+  :data:`LEARNED_COOKIE`, then resubmit to tables 2 and 3.
+* table 2, forwarding database: static entries (VLAN, destination MAC ->
+  port in ``reg1``) at priority 20, above learned ones (priority 10).
+* table 3, egress: per VLAN, the chosen port if it is a member (untagged, or
+  tag pushed with PCP 0), flooding to every member when the destination is
+  unknown (``reg1=0``: untagged members first, then push the tag and output
+  to tagged members). OVS never outputs to the input port, which gives
+  "flood to all members but the input port" for free; a port that is not a
+  member of the VLAN gets nothing (egress filtering).
+
+Beside the flows, a switch holds per port an admin state (``ovs-ofctl
+mod-port up|down``: the peer sees no carrier) and a speed (a ``tc tbf`` on
+the switch side of the port's veth, egress; the lab sets the other side),
+and per bridge STP/RSTP off (or RSTP on for a spanning-tree baseline).
+
+:func:`render` gives what a switch must hold, :func:`parse_state` reads
+what it holds (the output of :func:`read_script`) into the same form,
+:func:`compare` diffs the two and :func:`write_script` applies the
+difference in one go. Pure functions, standard library only.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import NamedTuple
+
+from ..errors import EtherclusterError
+from ..lab.plan import GAP_FILE, tbf_parameters
+
+PLATFORM = "ovs"
+DEFAULT_BRIDGE = "br0"
+PIPELINE_COOKIE = 0xEC00
+LEARNED_COOKIE = 0xEC01
+TABLE_CLASSIFY, TABLE_LEARN, TABLE_FDB, TABLE_EGRESS = 0, 1, 2, 3
+PRIORITY_GUARD = 1000
+PRIORITY_PORT = 100
+PRIORITY_STATIC = 20
+PRIORITY_LEARNED = 10
+PRIORITY_FLOOD = 10
+MAC_AGING_S = 300
+OFP_VERSION = "OpenFlow13"
+MAX_OFPORT = 0xFEFF
+VLAN_ETHERTYPE = "0x8100"
+SECTION = "### ethercluster:"
+
+_MAC_RE = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
+_MAC_SEPARATORS = re.compile(r"[-.:]")
+_NUMBER_RE = re.compile(r"^(0x[0-9a-f]+|[0-9]+)$")
+_BRIDGE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,14}$")
+
+
+class OvsError(EtherclusterError):
+    """A switch's intent cannot be rendered for OVS, or the switch does not
+    hold what the pipeline needs (names the switch, port or field)."""
+
+
+class Flow(NamedTuple):
+    """One OpenFlow flow in a comparable form: numbers as integers, match
+    fields sorted, counters dropped."""
+
+    table: int
+    priority: int
+    match: tuple  # sorted (field, value) pairs; value: int, (int, int) or str
+    actions: tuple  # normalised actions, in order
+    cookie: int = 0
+    idle_timeout: int = 0
+    hard_timeout: int = 0
+
+    def text(self):
+        """The flow as ``ovs-ofctl add-flow``/``replace-flows`` reads it."""
+        head = ["cookie=%s" % _hex(self.cookie), "table=%d" % self.table,
+                "priority=%d" % self.priority]
+        if self.idle_timeout:
+            head.append("idle_timeout=%d" % self.idle_timeout)
+        if self.hard_timeout:
+            head.append("hard_timeout=%d" % self.hard_timeout)
+        head.extend(_match_text(field, value)
+                    for field, value in sorted(self.match, key=_match_order))
+        return "%s,actions=%s" % (",".join(head), ",".join(self.actions) or "drop")
+
+
+_MATCH_ORDER = {"in_port": 0, "reg0": 1, "reg1": 2, "vlan_tci": 3, "dl_vlan": 4, "dl_src": 5,
+                "dl_dst": 6}
+
+
+def _match_order(item):
+    return (_MATCH_ORDER.get(item[0], 99), item[0])
+
+
+def _hex(number):
+    return "0" if number == 0 else "0x%x" % number
+
+
+def _match_text(field, value):
+    if value is None:
+        return field
+    if isinstance(value, tuple):
+        return "%s=%s/%s" % (field, _hex(value[0]), _hex(value[1]))
+    if isinstance(value, int):
+        return "%s=%s" % (field, value if field in _DECIMAL_FIELDS else _hex(value))
+    return "%s=%s" % (field, value)
+
+
+_DECIMAL_FIELDS = {"in_port", "dl_vlan", "dl_vlan_pcp", "table", "priority"}
+
+
+# ---------------------------------------------------------------- the intent
+class PortIntent(NamedTuple):
+    ofport: int
+    pvid: int | None
+    untagged: tuple
+    tagged: tuple
+    admin: str
+    speed_mbps: int | None
+
+
+class SwitchIntent(NamedTuple):
+    name: str
+    stp: bool
+    vlans: tuple
+    ports: dict  # port name -> PortIntent
+    static_macs: tuple  # (vlan, mac, port name)
+
+
+def normalize_intent(config, switch="switch"):
+    """Check one switch's entry of the intent (INTENT.md ``switches.<name>``)
+    and return it as a :class:`SwitchIntent`.
+
+    Raises :class:`OvsError` naming ``switches.<name>.<field>`` for anything
+    OVS cannot hold or that contradicts 802.1Q: a port that is not a number,
+    a VLAN outside 1-4094, a port both tagged and untagged member of one
+    VLAN, a member VLAN missing from ``vlans``, a static entry on a port
+    outside the VLAN.
+    """
+    where = "switches.%s" % switch
+    if not isinstance(config, dict):
+        raise OvsError("%s: must be a mapping (vlans, ports, static_macs), got %s"
+                       % (where, type(config).__name__))
+    platform = config.get("platform", PLATFORM)
+    if platform != PLATFORM:
+        raise OvsError("%s.platform: is %r; the ovs renderer only renders platform 'ovs'"
+                       % (where, platform))
+    stp = config.get("stp", False)
+    if not isinstance(stp, bool):
+        raise OvsError("%s.stp: must be true or false, got %r" % (where, stp))
+    vlans = config.get("vlans")
+    if vlans is None:
+        vlans = []
+    if not isinstance(vlans, list):
+        raise OvsError("%s.vlans: must be a list of VLAN IDs, got %r" % (where, vlans))
+    vlan_set = set()
+    for position, vlan in enumerate(vlans):
+        vlan_set.add(_vlan(vlan, "%s.vlans[%d]" % (where, position)))
+    ports_data = config.get("ports")
+    if not isinstance(ports_data, dict):
+        raise OvsError("%s.ports: must be a mapping of port -> {pvid, untagged, tagged, admin, "
+                       "speed_mbps}, got %r" % (where, ports_data))
+    ports = {}
+    for name, entry in ports_data.items():
+        port_where = "%s.ports.%s" % (where, name)
+        name = str(name)
+        if not name.isdigit() or not 1 <= int(name) <= MAX_OFPORT:
+            raise OvsError("%s: an ovs port is an OpenFlow port number from 1 to %d"
+                           % (port_where, MAX_OFPORT))
+        if name in ports:
+            raise OvsError("%s: listed twice" % port_where)
+        if not isinstance(entry, dict):
+            raise OvsError("%s: must be a mapping {pvid, untagged, tagged, admin, speed_mbps}"
+                           % port_where)
+        pvid = entry.get("pvid")
+        if pvid is not None:
+            pvid = _vlan(pvid, port_where + ".pvid")
+        members = {}
+        for kind in ("untagged", "tagged"):
+            value = entry.get(kind) or []
+            if not isinstance(value, list):
+                raise OvsError("%s.%s: must be a list of VLAN IDs, got %r"
+                               % (port_where, kind, value))
+            members[kind] = set()
+            for position, vlan in enumerate(value):
+                vlan = _vlan(vlan, "%s.%s[%d]" % (port_where, kind, position))
+                if vlan not in vlan_set:
+                    raise OvsError("%s.%s: VLAN %d is not in %s.vlans"
+                                   % (port_where, kind, vlan, where))
+                members[kind].add(vlan)
+        both = members["untagged"] & members["tagged"]
+        if both:
+            raise OvsError("%s: VLAN %d is both untagged and tagged on this port; a port "
+                           "sends one VLAN one way" % (port_where, min(both)))
+        admin = entry.get("admin", "up")
+        if admin not in ("up", "down"):
+            raise OvsError("%s.admin: must be 'up' or 'down', got %r" % (port_where, admin))
+        speed = entry.get("speed_mbps")
+        if speed is not None and (isinstance(speed, bool) or not isinstance(speed, int)
+                                  or speed <= 0):
+            raise OvsError("%s.speed_mbps: must be a whole number of Mbit/s > 0, got %r"
+                           % (port_where, speed))
+        ports[name] = PortIntent(int(name), pvid, tuple(sorted(members["untagged"])),
+                                 tuple(sorted(members["tagged"])), admin, speed)
+    ports = {name: ports[name] for name in sorted(ports, key=int)}
+    statics = {}
+    static_data = config.get("static_macs") or []
+    if not isinstance(static_data, list):
+        raise OvsError("%s.static_macs: must be a list of {mac, vlan, port}" % where)
+    for position, entry in enumerate(static_data):
+        entry_where = "%s.static_macs[%d]" % (where, position)
+        if not isinstance(entry, dict) or set(entry) < {"mac", "vlan", "port"}:
+            raise OvsError("%s: must be a mapping {mac, vlan, port}, got %r"
+                           % (entry_where, entry))
+        mac = _mac(entry["mac"], entry_where + ".mac")
+        vlan = _vlan(entry["vlan"], entry_where + ".vlan")
+        port = str(entry["port"])
+        if port not in ports:
+            raise OvsError("%s.port: port %s is not in %s.ports" % (entry_where, port, where))
+        if vlan not in ports[port].untagged and vlan not in ports[port].tagged:
+            raise OvsError("%s: port %s is not a member of VLAN %d, so frames of VLAN %d "
+                           "cannot leave through it" % (entry_where, port, vlan, vlan))
+        key = (vlan, mac)
+        if key in statics and statics[key] != port:
+            raise OvsError("%s: %s in VLAN %d already goes to port %s"
+                           % (entry_where, mac, vlan, statics[key]))
+        statics[key] = port
+    return SwitchIntent(switch, stp, tuple(sorted(vlan_set)), ports,
+                        tuple(sorted((vlan, mac, port) for (vlan, mac), port in statics.items())))
+
+
+def _vlan(value, where):
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 4094:
+        raise OvsError("%s: a VLAN ID is a whole number from 1 to 4094, got %r" % (where, value))
+    return value
+
+
+def _mac(value, where):
+    text = value.lower() if isinstance(value, str) else ""
+    digits = _MAC_SEPARATORS.sub("", text)
+    if len(digits) != 12 or not all(c in "0123456789abcdef" for c in digits):
+        raise OvsError("%s: %r is not a MAC address" % (where, value))
+    if int(digits[:2], 16) & 1:
+        raise OvsError("%s: %s is a multicast address, not a NIC" % (where, value))
+    return ":".join(digits[i:i + 2] for i in range(0, 12, 2))
+
+
+# --------------------------------------------------------------- rendering
+def render_flows(intent):
+    """The OpenFlow pipeline of a :class:`SwitchIntent`, as :class:`Flow`
+    objects in a stable order (table, then priority high to low)."""
+    flows = []
+
+    def add(table, priority, match, actions):
+        flow = Flow(table, priority, tuple(match), tuple(actions), PIPELINE_COOKIE)
+        # through the parser: a rendered flow is normalised exactly like a dumped one
+        flows.append(parse_flow(flow.text()))
+
+    add(TABLE_CLASSIFY, PRIORITY_GUARD,
+        [("dl_dst", "01:80:c2:00:00:00/ff:ff:ff:ff:ff:f0")], [])
+    # one priority above, so the two guards never overlap at equal priority
+    add(TABLE_CLASSIFY, PRIORITY_GUARD + 1,
+        [("dl_src", "01:00:00:00:00:00/01:00:00:00:00:00")], [])
+    for port in intent.ports.values():
+        if port.pvid is not None:
+            classify = ["set_field:%s->reg0" % _hex(port.pvid), "goto_table:%d" % TABLE_LEARN]
+            add(TABLE_CLASSIFY, PRIORITY_PORT,
+                [("in_port", port.ofport), ("vlan_tci", (0x0000, 0x1FFF))], classify)
+            # priority-tagged (VID 0) frames are untagged frames with a PCP
+            add(TABLE_CLASSIFY, PRIORITY_PORT,
+                [("in_port", port.ofport), ("dl_vlan", 0)], ["pop_vlan"] + classify)
+        for vlan in sorted(port.untagged + port.tagged):
+            add(TABLE_CLASSIFY, PRIORITY_PORT, [("in_port", port.ofport), ("dl_vlan", vlan)],
+                ["pop_vlan", "set_field:%s->reg0" % _hex(vlan), "goto_table:%d" % TABLE_LEARN])
+    add(TABLE_CLASSIFY, 0, [], [])
+    add(TABLE_LEARN, 0, [], [learn_action(), "resubmit(,%d)" % TABLE_FDB,
+                             "resubmit(,%d)" % TABLE_EGRESS])
+    for vlan, mac, port in intent.static_macs:
+        add(TABLE_FDB, PRIORITY_STATIC, [("reg0", vlan), ("dl_dst", mac)],
+            ["set_field:%s->reg1" % _hex(intent.ports[port].ofport)])
+    add(TABLE_FDB, 0, [], [])
+    for vlan in intent.vlans:
+        untagged = [p.ofport for p in intent.ports.values() if vlan in p.untagged]
+        tagged = [p.ofport for p in intent.ports.values() if vlan in p.tagged]
+        push = ["push_vlan:%s" % VLAN_ETHERTYPE, "set_field:%d->vlan_vid" % (0x1000 | vlan)]
+        for ofport in untagged:
+            add(TABLE_EGRESS, PRIORITY_STATIC, [("reg0", vlan), ("reg1", ofport)],
+                ["output:%d" % ofport])
+        for ofport in tagged:
+            add(TABLE_EGRESS, PRIORITY_STATIC, [("reg0", vlan), ("reg1", ofport)],
+                push + ["output:%d" % ofport])
+        if untagged or tagged:
+            flood = ["output:%d" % ofport for ofport in untagged]
+            if tagged:
+                flood += push + ["output:%d" % ofport for ofport in tagged]
+            add(TABLE_EGRESS, PRIORITY_FLOOD, [("reg0", vlan), ("reg1", 0)], flood)
+    add(TABLE_EGRESS, 0, [], [])
+    return sorted(flows, key=_flow_order)
+
+
+def _flow_order(flow):
+    # values of one field may differ in type across flows read from a switch
+    # (reg0=0xa, reg0=0xa/0xfff): order them by type first
+    match = tuple((field, _sortable(value))
+                  for field, value in sorted(flow.match, key=_match_order))
+    return (flow.table, -flow.priority, match, flow.actions, flow.cookie)
+
+
+def _sortable(value):
+    if isinstance(value, int):
+        return (0, value, ())
+    if isinstance(value, tuple):
+        return (1, 0, value)
+    return (2, 0, (str(value),))
+
+
+def learn_action():
+    """The ``learn()`` of table 1: (VLAN, source MAC) -> input port, into the
+    forwarding database, below the static entries."""
+    return ("learn(table=%d,idle_timeout=%d,priority=%d,cookie=%s,NXM_NX_REG0[0..11],"
+            "NXM_OF_ETH_DST[]=NXM_OF_ETH_SRC[],load:NXM_OF_IN_PORT[]->NXM_NX_REG1[0..15])"
+            % (TABLE_FDB, MAC_AGING_S, PRIORITY_LEARNED, _hex(LEARNED_COOKIE)))
+
+
+def render(config, switch="switch"):
+    """What switch ``switch`` must hold for its intent entry ``config``:
+    ``{"flows": [Flow, ...], "ports": {port: {"admin", "speed_mbps"}},
+    "bridge": {"fail_mode": "secure", "stp": bool, "rstp": bool}}``."""
+    intent = normalize_intent(config, switch)
+    return {
+        "flows": render_flows(intent),
+        "ports": {name: {"admin": port.admin, "speed_mbps": port.speed_mbps}
+                  for name, port in intent.ports.items()},
+        # stp: true asks for a spanning tree: RSTP (3-5 s to converge on a netdev bridge)
+        "bridge": {"fail_mode": "secure", "stp": False, "rstp": intent.stp},
+    }
+
+
+def flows_text(flows):
+    """Flows as the text ``ovs-ofctl replace-flows`` reads, one per line."""
+    return "".join(flow.text() + "\n" for flow in flows)
+
+
+def state_to_data(state):
+    """A rendered or parsed state as plain data (flows as text lines)."""
+    data = {"flows": [flow.text() for flow in state["flows"]],
+            "ports": {name: dict(value) for name, value in state["ports"].items()},
+            "bridge": dict(state["bridge"])}
+    for key in ("learned_flows", "foreign_flows"):
+        if key in state:
+            data[key] = len(state[key])
+    return data
+
+
+# ----------------------------------------------------------------- parsing
+_STAT_FIELDS = {"duration", "n_packets", "n_bytes", "idle_age", "hard_age"}
+_FLAG_FIELDS = {"send_flow_rem", "check_overlap", "reset_counts", "no_packet_counts",
+                "no_byte_counts"}
+
+
+def parse_flows(text):
+    """Parse ``ovs-ofctl dump-flows`` output (with or without statistics) or
+    a flow file into :class:`Flow` objects. Lines that are not flows
+    (``OFPST_FLOW reply ...``, blank, ``#`` comments) are skipped."""
+    flows = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#") or line.startswith(("OFPST_", "NXST_")):
+            continue
+        try:
+            flows.append(parse_flow(line))
+        except ValueError as exc:
+            raise OvsError("flow line %d: %s: %r" % (number, exc, line))
+    return flows
+
+
+def parse_flow(line):
+    """One flow line -> :class:`Flow` (raises ValueError when it is not one)."""
+    match = re.search(r"(?:^|[\s,])actions=", line)
+    if match is None:
+        raise ValueError("no actions=")
+    head = line[:match.start()].replace(", ", ",").strip().strip(",")
+    actions_text = line[match.end():].strip()
+    fields = {"cookie": 0, "table": 0, "priority": 32768, "idle_timeout": 0, "hard_timeout": 0}
+    matches = []
+    for token in filter(None, (part.strip() for part in head.split(","))):
+        key, sep, value = token.partition("=")
+        key = key.strip().lower()
+        if key in _STAT_FIELDS or key in _FLAG_FIELDS:
+            continue
+        if key in fields:
+            try:
+                fields[key] = int(value.split("/")[0], 0)
+            except ValueError:
+                raise ValueError("%s=%s is not a number" % (key, value))
+            continue
+        matches.append((key, _match_value(value.strip().lower()) if sep else None))
+    return Flow(fields["table"], fields["priority"], tuple(sorted(matches, key=_match_key)),
+                tuple(_actions(actions_text)), fields["cookie"], fields["idle_timeout"],
+                fields["hard_timeout"])
+
+
+def _match_key(item):
+    return (item[0], repr(item[1]))
+
+
+def _match_value(value):
+    number, slash, mask = value.partition("/")
+    if _NUMBER_RE.match(number) and (not slash or _NUMBER_RE.match(mask)):
+        return (int(number, 0), int(mask, 0)) if slash else int(number, 0)
+    return value
+
+
+def _split_top(text):
+    """Split on commas that are not inside parentheses."""
+    parts, depth, current = [], 0, []
+    for char in text:
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        if char == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    return [part.strip() for part in parts if part.strip()]
+
+
+def _actions(text):
+    result = []
+    for action in _split_top(text.strip()):
+        lowered = action.lower() if not action.startswith("learn(") else action
+        if lowered == "drop":
+            continue
+        kind, sep, rest = lowered.partition(":")
+        if sep and kind in ("set_field", "load") and "->" in rest:
+            value, _arrow, target = rest.partition("->")
+            if _NUMBER_RE.match(value):
+                value = _hex(int(value, 0)) if target.startswith("reg") or kind == "load" \
+                    else str(int(value, 0))
+            lowered = "%s:%s->%s" % (kind, value, target)
+        elif sep and kind in ("output", "goto_table") and _NUMBER_RE.match(rest):
+            lowered = "%s:%d" % (kind, int(rest, 0))
+        result.append(lowered)
+    return result
+
+
+def parse_ports(text):
+    """``ovs-ofctl dump-ports-desc`` output -> ``{ofport: {"dev", "admin",
+    "link"}}`` (``LOCAL`` is left out)."""
+    ports = {}
+    current = None
+    for line in text.splitlines():
+        head = re.match(r"^\s*(\d+)\(([^)]*)\):", line)
+        if head:
+            current = {"dev": head.group(2), "admin": "up", "link": "up"}
+            ports[int(head.group(1))] = current
+            continue
+        if re.match(r"^\s*LOCAL\(", line):
+            current = None
+            continue
+        if current is None:
+            continue
+        key, _colon, value = line.strip().partition(":")
+        if key == "config" and "PORT_DOWN" in value:
+            current["admin"] = "down"
+        elif key == "state" and "LINK_DOWN" in value:
+            current["link"] = "down"
+    return ports
+
+
+_RATE_UNITS = {"bit": 1e-6, "kbit": 1e-3, "mbit": 1.0, "gbit": 1e3, "tbit": 1e6}
+
+
+def parse_tc(text):
+    """``tc qdisc show`` output -> ``{device: rate in Mbit/s}`` for the root
+    tbf qdiscs (the emulated port speeds)."""
+    rates = {}
+    for line in text.splitlines():
+        found = re.search(r"qdisc tbf \S+ dev (\S+) root .*?\brate (\d+(?:\.\d+)?)([KMGT]?bit)",
+                          line)
+        if found:
+            mbps = float(found.group(2)) * _RATE_UNITS[found.group(3).lower()]
+            rates[found.group(1)] = int(mbps) if mbps == int(mbps) else mbps
+    return rates
+
+
+def parse_state(text):
+    """The output of :func:`read_script` -> the form :func:`render` returns,
+    plus what only a live switch has: ``ports[*]`` gain ``dev``, ``ofport``
+    and ``link``; ``learned_flows`` and ``foreign_flows`` hold the flows
+    that are not part of the pipeline; ``gap`` is the renegotiation gap."""
+    sections = {}
+    name = None
+    for line in text.splitlines():
+        if line.startswith(SECTION):
+            name = line[len(SECTION):].strip()
+            sections[name] = []
+        elif name is not None:
+            sections[name].append(line)
+    missing = [key for key in ("flows", "ports", "bridge") if key not in sections]
+    if missing:
+        raise OvsError("the switch's answer lacks the %s section(s); is it an OVS switch "
+                       "with the bridge?" % ", ".join(missing))
+    flows = parse_flows("\n".join(sections["flows"]))
+    ports_by_number = parse_ports("\n".join(sections["ports"]))
+    rates = parse_tc("\n".join(sections.get("tc", [])))
+    bridge_values = [value.strip().strip('"') for value in sections["bridge"] if value.strip()]
+    if len(bridge_values) < 3:
+        raise OvsError("cannot read the bridge settings from %r" % (sections["bridge"],))
+    ports = {}
+    for number, port in sorted(ports_by_number.items()):
+        ports[str(number)] = {"admin": port["admin"], "speed_mbps": rates.get(port["dev"]),
+                              "dev": port["dev"], "ofport": number, "link": port["link"]}
+    gap = 0.0
+    for value in sections.get("gap", []):
+        try:
+            gap = float(value.strip())
+        except ValueError:
+            continue
+    return {
+        "flows": sorted((f for f in flows if f.cookie == PIPELINE_COOKIE), key=_flow_order),
+        "learned_flows": [f for f in flows if f.cookie == LEARNED_COOKIE],
+        "foreign_flows": [f for f in flows if f.cookie not in (PIPELINE_COOKIE, LEARNED_COOKIE)],
+        "ports": ports,
+        "bridge": {"stp": bridge_values[0] == "true", "rstp": bridge_values[1] == "true",
+                   "fail_mode": bridge_values[2] or None},
+        "gap": gap,
+    }
+
+
+# ------------------------------------------------------------------- diff
+class Changes(NamedTuple):
+    """What must change on one switch: flows to add and to remove (the
+    pipeline is replaced as a whole when any differ), ports to bring up or
+    down, ports whose speed changes, and bridge settings."""
+
+    flows_added: list
+    flows_removed: list
+    admin_up: list
+    admin_down: list
+    speeds: dict  # port -> Mbit/s
+    bridge: dict  # setting -> value
+
+    @property
+    def changed(self):
+        return bool(self.flows_added or self.flows_removed or self.admin_up or self.admin_down
+                    or self.speeds or self.bridge)
+
+
+def compare(current, desired, switch="switch"):
+    """The :class:`Changes` that turn ``current`` (from :func:`parse_state`)
+    into ``desired`` (from :func:`render`). Raises :class:`OvsError` when
+    the intent names a port the switch does not have."""
+    absent = [port for port in desired["ports"] if port not in current["ports"]]
+    if absent:
+        raise OvsError("switches.%s.ports.%s: the switch has no OpenFlow port %s (it has %s)"
+                       % (switch, absent[0], absent[0],
+                          ", ".join(current["ports"]) or "none"))
+    have = set(current["flows"]) | set(current.get("foreign_flows", []))
+    want = set(desired["flows"])
+    added = sorted(want - have, key=_flow_order)
+    removed = sorted(have - want, key=_flow_order)
+    admin_up, admin_down, speeds = [], [], {}
+    for port, wanted in desired["ports"].items():
+        now = current["ports"][port]
+        if wanted["admin"] != now["admin"]:
+            (admin_up if wanted["admin"] == "up" else admin_down).append(port)
+        if wanted["speed_mbps"] is not None and wanted["speed_mbps"] != now["speed_mbps"]:
+            speeds[port] = wanted["speed_mbps"]
+    bridge = {key: value for key, value in desired["bridge"].items()
+              if current["bridge"].get(key) != value}
+    return Changes(added, removed, admin_up, admin_down, speeds, bridge)
+
+
+def describe(state, ports=None):
+    """A switch's state as sorted text lines for a human diff."""
+    lines = ["bridge: fail_mode=%s stp=%s rstp=%s" % (
+        state["bridge"].get("fail_mode"), _on(state["bridge"].get("stp")),
+        _on(state["bridge"].get("rstp")))]
+    for port in sorted(state["ports"], key=int):
+        if ports is not None and port not in ports:
+            continue
+        value = state["ports"][port]
+        speed = value.get("speed_mbps")
+        lines.append("port %s: admin=%s speed=%s" % (
+            port, value["admin"], "%s Mb/s" % speed if speed is not None else "unlimited"))
+    lines.extend("flow %s" % flow.text() for flow in sorted(
+        list(state["flows"]) + list(state.get("foreign_flows", [])), key=_flow_order))
+    return "".join(line + "\n" for line in lines)
+
+
+def _on(value):
+    return "on" if value else "off"
+
+
+def diff(current, desired):
+    """``{"before", "after"}`` texts of one switch for Ansible's ``--diff``
+    (ports the intent does not name are left out of both)."""
+    ports = set(desired["ports"])
+    return {"before": describe(current, ports), "after": describe(desired, ports)}
+
+
+# ---------------------------------------------------------------- scripts
+def _check_bridge(bridge):
+    if not isinstance(bridge, str) or not _BRIDGE_RE.match(bridge):
+        raise OvsError("bridge: %r is not a bridge name" % (bridge,))
+    return bridge
+
+
+def read_script(bridge=DEFAULT_BRIDGE):
+    """Shell script (run by ``sh -s`` on the switch) that prints everything
+    :func:`parse_state` needs, in one round trip."""
+    bridge = _check_bridge(bridge)
+    return "\n".join([
+        "set -e",
+        "echo '%sflows'" % SECTION,
+        "ovs-ofctl -O %s dump-flows --no-stats --no-names %s" % (OFP_VERSION, bridge),
+        "echo '%sports'" % SECTION,
+        "ovs-ofctl -O %s dump-ports-desc --no-names %s" % (OFP_VERSION, bridge),
+        "echo '%sbridge'" % SECTION,
+        "ovs-vsctl get Bridge %s stp_enable rstp_enable fail_mode" % bridge,
+        "echo '%stc'" % SECTION,
+        "tc qdisc show || true",
+        "echo '%sgap'" % SECTION,
+        "cat \"${OVS_RUNDIR:-/var/run/openvswitch}/%s\" 2>/dev/null || echo 0" % GAP_FILE,
+        "",
+    ])
+
+
+def write_script(changes, desired, current, bridge=DEFAULT_BRIDGE):
+    """Shell script that applies ``changes`` in one round trip.
+
+    Order, so that the switch never holds less than both states allow:
+    ports come up first, then the pipeline is replaced in one atomic
+    bundle (``replace-flows`` also clears the learned entries), then ports
+    go down, then speeds change. A speed change on a switch with a
+    renegotiation gap takes the port down for the gap, as a real switch
+    does while it renegotiates, and brings it back up (unless it is meant
+    to be down). The script stops at the first failing command.
+    """
+    bridge = _check_bridge(bridge)
+    lines = ["set -e"]
+    ofctl = "ovs-ofctl -O %s" % OFP_VERSION
+    for port in changes.admin_up:
+        lines.append("%s mod-port %s %s up" % (ofctl, bridge, current["ports"][port]["ofport"]))
+    if changes.bridge:
+        settings = []
+        for key, value in sorted(changes.bridge.items()):
+            column = {"stp": "stp_enable", "rstp": "rstp_enable"}.get(key, key)
+            settings.append("%s=%s" % (column, str(value).lower()))
+        lines.append("ovs-vsctl set Bridge %s %s" % (bridge, " ".join(settings)))
+    if changes.flows_added or changes.flows_removed:
+        marker = "ETHERCLUSTER_FLOWS"
+        lines.append("%s --bundle replace-flows %s - <<'%s'" % (ofctl, bridge, marker))
+        lines.append(flows_text(desired["flows"]) + marker)
+    for port in changes.admin_down:
+        lines.append("%s mod-port %s %s down" % (ofctl, bridge, current["ports"][port]["ofport"]))
+    if changes.speeds:
+        devices = {port: current["ports"][port]["dev"] for port in changes.speeds}
+        gap = float(current.get("gap") or 0)
+        if gap > 0:
+            lines.extend("ip link set %s down" % shlex.quote(devices[port])
+                         for port in sorted(changes.speeds, key=int))
+        for port in sorted(changes.speeds, key=int):
+            lines.append("tc qdisc replace dev %s root tbf %s" % (
+                shlex.quote(devices[port]), " ".join(tbf_parameters(changes.speeds[port]))))
+        if gap > 0:
+            lines.append("sleep %g" % gap)
+            lines.extend("ip link set %s up" % shlex.quote(devices[port])
+                         for port in sorted(changes.speeds, key=int)
+                         if desired["ports"][port]["admin"] == "up")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def change_summary(changes, current):
+    """One line per change, for the task's result."""
+    lines = []
+    lines.extend("port %s: admin up" % port for port in changes.admin_up)
+    lines.extend("bridge: %s=%s" % item for item in sorted(changes.bridge.items()))
+    if changes.flows_added or changes.flows_removed:
+        lines.append("flows: replace (%d to add, %d to remove, %d learned entries flushed)"
+                     % (len(changes.flows_added), len(changes.flows_removed),
+                        len(current.get("learned_flows", []))))
+    lines.extend("port %s: admin down" % port for port in changes.admin_down)
+    for port, speed in sorted(changes.speeds.items(), key=lambda item: int(item[0])):
+        lines.append("port %s: speed %s -> %d Mb/s"
+                     % (port, current["ports"][port]["speed_mbps"], speed))
+    return lines

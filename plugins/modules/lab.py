@@ -1,0 +1,253 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""ethercluster.routing.lab: build or remove the emulated switch lab. The
+action plugin of the same name reads the topology and computes the layout on
+the controller; this module does the work on the lab machine."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: lab
+short_description: Build or remove an emulated switch fabric (network namespaces and Open vSwitch)
+version_added: 0.1.0
+author:
+  - ethercluster.routing developers (@ethercluster)
+description:
+  - Builds, on the machine the task runs on, an emulator of a fabric topology. Every switch is a network
+    namespace with its own C(ovsdb-server), C(ovs-vswitchd) (userspace datapath, C(fail_mode=secure), STP off,
+    OpenFlow port N for topology port N) and C(sshd) on a management address; every host is a namespace with one
+    NIC carrying the topology's MAC and an address; every link is a veth pair with a C(tc tbf) per direction
+    emulating its speed.
+  - A new switch holds no flows, so it forwards nothing until its intent is pushed
+    (M(ethercluster.routing.ovs_switch)).
+  - Writes an Ansible inventory of the lab (C(<state_root>/<name>/inventory.yml)) with the switches' management
+    addresses, the lab's SSH key and known_hosts file.
+  - O(state=present) does nothing when a lab of that name with the same layout is up and healthy; a lab of that name
+    built from another topology or options, or a broken one, is removed and built again.
+    A build that fails is removed again, so no half-built lab stays behind.
+  - O(state=absent) removes exactly what the lab's record (C(<state_root>/<name>/lab.json)) names, including a lab
+    whose build stopped halfway.
+  - Needs root on the lab machine and the packages openvswitch-switch, openssh-server, iproute2 and ethtool
+    (C(playbooks/lab_up.yml) installs them). How the lab works is described in docs/lab.md of the collection.
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.flow
+attributes:
+  action:
+    support: full
+  async:
+    support: none
+  bypass_host_loop:
+    support: none
+  check_mode:
+    support: full
+    details: Reports whether the lab would be created, rebuilt or removed; touches nothing.
+  diff_mode:
+    support: none
+  platform:
+    platforms: debian
+options:
+  state:
+    description: Whether the lab must exist.
+    type: str
+    choices: [present, absent]
+    default: present
+  src:
+    description:
+      - Topology file of the fabric to emulate (the format of docs/topology.md; an inventory source file of
+        P(ethercluster.routing.topology#inventory) is one).
+      - A relative path is looked up like other controller files, then in the current directory.
+      - With O(state=absent) it only gives the lab's default name.
+    type: path
+  topology:
+    description: The topology as data instead of O(src).
+    type: dict
+  name:
+    description:
+      - Name of the lab (1-32 letters, digits, C(_) or C(-)); it prefixes every namespace (C(ec-<name>-<switch>)).
+      - Defaults to the topology's name.
+    type: str
+  state_root:
+    description: Directory under which each lab keeps its files, sockets, pid files and logs.
+    type: path
+    default: /run/ethercluster-lab
+  mgmt_network:
+    description:
+      - IPv4 network of the management addresses. Its first address is the root-namespace side of every management
+        link, the next ones go to the switches (a switch keeps the topology's C(mgmt_address) when it lies inside).
+      - It must not overlap an address of this machine.
+    type: str
+    default: 198.51.100.0/24
+  host_network:
+    description: IPv4 network of the host addresses; it exists only inside the host namespaces.
+    type: str
+    default: 10.42.0.0/16
+  host_speed_mbps:
+    description: Speed of the host links (Mbit/s), emulated on both ends.
+    type: int
+    default: 1000
+  renegotiation_gap:
+    description:
+      - Seconds a switch port stays down when its speed is changed, as a real switch does while it renegotiates
+        (2.2-5.7 s measured). 0 changes speeds without a gap.
+      - M(ethercluster.routing.ovs_switch) honours it for every speed change on the lab's switches.
+    type: float
+    default: 0
+  bridge:
+    description: Name of the OVS bridge of every switch.
+    type: str
+    default: br0
+  userspace_tso:
+    description:
+      - Set C(other_config:userspace-tso-enable=true) before each C(ovs-vswitchd) starts. Without it, or
+        O(host_tx_offload=false), TCP across the lab fails on bad checksums (ping still works).
+    type: bool
+    default: true
+  host_tx_offload:
+    description: Leave tx offload on for the host NICs; V(false) turns it off with C(ethtool -K eth0 tx off).
+    type: bool
+    default: true
+  layout:
+    description: Internal, set by the action plugin; do not set it.
+    type: dict
+requirements:
+  - root on the lab machine; Open vSwitch 3.x (userspace datapath), OpenSSH server, iproute2, ethtool
+notes:
+  - The OVS kernel module, bridge VLAN filtering and 802.1Q devices are not needed.
+  - No data port of a switch is ever in the root namespace; the only root-namespace interfaces are the management
+    links C(ec<tag>m<index>).
+seealso:
+  - module: ethercluster.routing.ovs_switch
+"""
+
+EXAMPLES = r"""
+- name: Build the lab of the default topology
+  ethercluster.routing.lab:
+    src: inventories/default/topology.yml
+  register: lab
+
+- name: A lab whose speed changes take the link down for 3 seconds
+  ethercluster.routing.lab:
+    src: fabric.yml
+    name: slowlinks
+    renegotiation_gap: 3
+
+- name: Remove it
+  ethercluster.routing.lab:
+    name: slowlinks
+    state: absent
+"""
+
+RETURN = r"""
+outcome:
+  description: What was done (or, in check mode, would be done).
+  returned: always
+  type: str
+  choices: [created, rebuilt, unchanged, removed, absent]
+  sample: created
+reasons:
+  description: Why an existing lab was rebuilt (layout changed, a daemon not running, ...).
+  returned: O(state=present)
+  type: list
+  elements: str
+timings:
+  description: Seconds spent per phase (files, namespaces, ipv6-off, cables, interfaces, daemons) and in total.
+  returned: when something was done
+  type: dict
+  sample: {files: 0.02, namespaces: 0.02, ipv6-off: 0.07, cables: 0.02, interfaces: 0.08, daemons: 0.8, total: 1.04}
+summary:
+  description: The lab's directory, inventory path, and per switch and host its namespace and address.
+  returned: O(state=present)
+  type: dict
+  contains:
+    lab:
+      description: Name of the lab.
+      type: str
+      returned: always
+    dir:
+      description: The lab's directory.
+      type: str
+      returned: always
+    inventory:
+      description: Path of the inventory written for the lab.
+      type: str
+      returned: always
+      sample: /run/ethercluster-lab/default/inventory.yml
+    switches:
+      description: Per switch C(mgmt_address), C(netns) and C(ports).
+      type: dict
+      returned: always
+    hosts:
+      description: Per host C(address), C(netns), C(switch) and C(port).
+      type: dict
+      returned: always
+memory:
+  description: Processes of the lab and the memory they use (kB, RSS and PSS).
+  returned: O(state=present), when the lab is up
+  type: dict
+  sample: {processes: 48, rss_kb: 463812, pss_kb: 258866}
+"""
+
+import traceback
+
+from ansible.module_utils.basic import AnsibleModule
+
+try:
+    from ansible_collections.ethercluster.routing.plugins.module_utils.lab.plan import LabError
+    from ansible_collections.ethercluster.routing.plugins.module_utils.lab.runner import (
+        lab_down,
+        lab_up,
+        memory,
+    )
+except ImportError:
+    IMPORT_ERROR = traceback.format_exc()
+else:
+    IMPORT_ERROR = None
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            state=dict(type="str", choices=["present", "absent"], default="present"),
+            src=dict(type="path"),
+            topology=dict(type="dict"),
+            name=dict(type="str"),
+            state_root=dict(type="path", default="/run/ethercluster-lab"),
+            mgmt_network=dict(type="str", default="198.51.100.0/24"),
+            host_network=dict(type="str", default="10.42.0.0/16"),
+            host_speed_mbps=dict(type="int", default=1000),
+            renegotiation_gap=dict(type="float", default=0.0),
+            bridge=dict(type="str", default="br0"),
+            userspace_tso=dict(type="bool", default=True),
+            host_tx_offload=dict(type="bool", default=True),
+            layout=dict(type="dict"),
+        ),
+        supports_check_mode=True,
+    )
+    if IMPORT_ERROR is not None:
+        module.fail_json(msg="cannot load the lab code of ethercluster.routing",
+                         exception=IMPORT_ERROR)
+    params = module.params
+    try:
+        if params["state"] == "present":
+            layout = params["layout"]
+            if layout is None:
+                module.fail_json(msg="ethercluster.routing.lab runs through its action plugin, "
+                                     "which computes the layout; it was started as a bare module "
+                                     "(call it by its full name from an installed collection)")
+            result = lab_up(layout, check_mode=module.check_mode)
+            if not module.check_mode:
+                result["memory"] = memory(layout)
+        else:
+            if not params["name"]:
+                module.fail_json(msg="state=absent needs name")
+            result = lab_down(params["state_root"], params["name"], check_mode=module.check_mode)
+    except LabError as exc:
+        module.fail_json(msg=str(exc))
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

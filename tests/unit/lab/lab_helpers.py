@@ -1,0 +1,77 @@
+"""Helpers of the lab tests (see conftest.py)."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+FIXTURES = ROOT / "tests" / "unit" / "fixtures" / "lab"
+FRAMES = Path(__file__).resolve().parent / "lab_frames.py"
+TOOLS = ("ip", "tc", "sysctl", "ssh-keygen", "ovsdb-tool", "ovsdb-server", "ovs-vsctl",
+         "ovs-vswitchd", "ovs-appctl", "ovs-ofctl")
+
+
+def lab_machine_problems():
+    problems = []
+    if os.geteuid() != 0:
+        problems.append("not root")
+    missing = [tool for tool in TOOLS if shutil.which(tool) is None]
+    if not os.path.exists("/usr/sbin/sshd"):
+        missing.append("/usr/sbin/sshd")
+    if missing:
+        problems.append("missing " + ", ".join(missing))
+    return problems
+
+
+def netns_exec(netns, *argv, timeout=20, check=True, input=None):
+    result = subprocess.run(["ip", "netns", "exec", netns, *map(str, argv)], capture_output=True,
+                            text=True, timeout=timeout, input=input, check=False)
+    if check and result.returncode != 0:
+        raise AssertionError("ip netns exec %s %s: rc %d\n%s%s" % (
+            netns, " ".join(map(str, argv)), result.returncode, result.stdout, result.stderr))
+    return result
+
+
+def frames_command(netns, *args):
+    """argv that runs lab_frames.py inside ``netns``."""
+    return ["ip", "netns", "exec", netns, sys.executable, str(FRAMES), *map(str, args)]
+
+
+def root_interfaces():
+    return set(os.listdir("/sys/class/net"))
+
+
+def processes_mentioning(text):
+    """Live (non-zombie) processes whose command line contains ``text``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % entry, "rb") as handle:
+                cmdline = handle.read().replace(b"\0", b" ").decode("utf-8", "replace")
+            with open("/proc/%s/stat" % entry, "r", encoding="utf-8") as handle:
+                state = handle.read().rpartition(")")[2].split()[0]
+        except (OSError, IndexError):
+            continue
+        if text in cmdline and state not in ("Z", "X"):
+            found.append((int(entry), cmdline.strip()))
+    return found
+
+
+def ansible_env():
+    env = dict(os.environ)
+    env.update(ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"),
+               ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".build"),
+               ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", ANSIBLE_DEPRECATION_WARNINGS="0",
+               ANSIBLE_STDOUT_CALLBACK="ansible.posix.json")
+    return env
+
+
+def ansible_playbook(*args, timeout=300):
+    tool = Path(sys.executable).parent / "ansible-playbook"
+    assert tool.exists(), "ansible-playbook not found next to %s" % sys.executable
+    return subprocess.run([str(tool), *map(str, args)], cwd=str(ROOT), env=ansible_env(),
+                          capture_output=True, text=True, timeout=timeout, check=False)
