@@ -301,7 +301,7 @@ def _port_key(port):
 
 
 def _parse_endpoint_text(text):
-    switch, _, port = str(text).rpartition(":")
+    switch, _sep, port = str(text).rpartition(":")
     return Endpoint(switch, port)
 
 
@@ -577,7 +577,7 @@ def _endpoint(value, where, switches, uses, problems):
     if not isinstance(value, str) or ":" not in value:
         problems.add("%s: must be \"switch:port\", got %s %r" % (where, _kind(value), value))
         return None
-    sw_name, _, port = value.rpartition(":")
+    sw_name, _sep, port = value.rpartition(":")
     if sw_name not in switches:
         problems.add("%s: unknown switch %r in %r (known: %s)"
                      % (where, sw_name, value, _known(switches)))
@@ -645,6 +645,10 @@ def _hosts(hosts_data, switches, uses, problems):
         if not isinstance(host_name, str) or not _NAME_RE.match(host_name):
             problems.add("%s: host names must start with a letter and hold only letters, "
                          "digits, '_', '-' or '.'" % where)
+            continue
+        if host_name in switches:
+            problems.add("%s: %r is already a switch's name (switches and hosts share one "
+                         "inventory, so names must differ)" % (where, host_name))
             continue
         if not isinstance(entry, dict):
             problems.add("%s: must be a mapping {switch, port, mac}, got %s" % (where, _kind(entry)))

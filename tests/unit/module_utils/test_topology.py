@@ -188,6 +188,8 @@ def test_normalize_mac_refuses_multicast_and_zero():
      "links[1]: must be a mapping"),
     (lambda d: d.update(extra=1),
      "unknown top-level field 'extra'"),
+    (lambda d: d["hosts"].update(sw1={"switch": "sw1", "port": "2", "mac": "02:00:00:00:00:09"}),
+     "hosts.sw1: 'sw1' is already a switch's name"),
     (lambda d: d["switches"].update({"9bad": {}}),
      "switches.9bad: switch names must start with a letter"),
 ])

@@ -1,0 +1,97 @@
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin of ethercluster.routing.topology_info: load and validate a
+topology on the controller (documentation: plugins/modules/topology_info.py)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from ansible.errors import AnsibleError
+from ansible.plugins.action import ActionBase
+
+try:
+    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import TopologyError
+    from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
+        load_topology,
+        topology_from_data,
+    )
+except ImportError as exc:  # networkx, netaddr, ... missing on the controller
+    IMPORT_ERROR = exc
+else:
+    IMPORT_ERROR = None
+
+ARGUMENT_SPEC = {
+    "src": {"type": "path"},
+    "topology": {"type": "dict"},
+}
+
+
+def plain_data(value):
+    """A copy of ``value`` made of plain dict/list/str/int/float/bool, so the
+    validator sees (and names in its messages) the types the user wrote
+    rather than Ansible's tagged subclasses."""
+    if isinstance(value, Mapping):
+        return {plain_data(key): plain_data(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain_data(item) for item in value]
+    for kind in (bool, int, float, str):
+        if isinstance(value, kind):
+            return kind(value)
+    return value
+
+
+class ActionModule(ActionBase):
+    """Validate a topology and return it in explicit form with a summary."""
+
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(ARGUMENT_SPEC)
+    _requires_connection = False
+    _supports_check_mode = True  # it reads and computes, nothing else
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        result["changed"] = False
+        _validation, args = self.validate_argument_spec(
+            argument_spec=ARGUMENT_SPEC,
+            mutually_exclusive=[("src", "topology")],
+            required_one_of=[("src", "topology")],
+        )
+        if IMPORT_ERROR is not None:
+            result.update(failed=True, msg="ethercluster.routing.topology_info needs the Python "
+                          "packages of the collection's requirements.txt (networkx, netaddr, "
+                          "PyYAML) on the controller: %s" % IMPORT_ERROR)
+            return result
+        try:
+            if args["src"] is not None:
+                path = self._resolve(args["src"])
+                if path is None:
+                    result.update(failed=True, msg="src: topology file %r not found (looked in the "
+                                  "role/playbook files directories, the playbook directory and "
+                                  "the current directory %s)" % (args["src"], os.getcwd()))
+                    return result
+                topology = load_topology(path)
+                result["src"] = path
+            else:
+                topology = topology_from_data(plain_data(args["topology"]), source="topology")
+        except TopologyError as exc:
+            result.update(failed=True, msg=str(exc), problems=exc.problems)
+            return result
+        result["topology"] = topology.to_data()
+        result["summary"] = topology.summary()
+        return result
+
+    def _resolve(self, src):
+        """Absolute path of ``src``: as given if absolute, else the way
+        Ansible finds controller files, else relative to the current directory."""
+        if os.path.isabs(src):
+            src = os.path.normpath(src)
+            return src if os.path.exists(src) else None
+        try:
+            return os.path.abspath(self._find_needle("files", src))
+        except AnsibleError:
+            pass
+        path = os.path.abspath(src)
+        return path if os.path.exists(path) else None
