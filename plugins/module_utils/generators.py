@@ -84,7 +84,7 @@ class _Fabric:
     def add_switches(self, count, **attrs):
         first = self.count
         self.count += count
-        self.attrs.extend(dict(attrs) for _ in range(count))
+        self.attrs.extend(dict(attrs) for _unused in range(count))
         return range(first, self.count)
 
     def connect(self, i, j, times=1):
@@ -240,15 +240,15 @@ def _fat_tree(spec, fabric):
         if level == 0:
             leaf = fabric.add_switches(1, level=0)[0]
             return [leaf], [leaf]
-        children = [pod(level - 1) for _ in range(d if level == 1 else d // u)]
+        children = [pod(level - 1) for _unused in range(d if level == 1 else d // u)]
         tops = list(fabric.add_switches(u, level=level))
         for _leaves, child_tops in children:
             for child in child_tops:
                 for top in tops:
                     fabric.connect(child, top, per_pair)
-        return [leaf for leaves, _ in children for leaf in leaves], tops
+        return [leaf for leaves, _tops in children for leaf in leaves], tops
 
-    leaves, _ = pod(r)
+    leaves, _tops = pod(r)
     return set(leaves)
 
 

@@ -206,7 +206,7 @@ class _Graph:
         self.names = topology.switch_names()
         index = {name: i for i, name in enumerate(self.names)}
         self.n = len(self.names)
-        self.adj = [[] for _ in range(self.n)]
+        self.adj = [[] for _unused in range(self.n)]
         self.ends = {}
         for link in topology.links:
             if link.index in avoided or link.state != "up":
@@ -287,7 +287,7 @@ def _segment_fabric(graph, rng=None):
     link_done = set()
     # Links visited so far at each switch, in visiting order: what a unitary
     # segment made now must block its unitary link against.
-    visited_at = [[] for _ in range(n)]
+    visited_at = [[] for _unused in range(n)]
     segments, subnets, bridge_list, before = [], [], [], []
 
     def visit_link(link):

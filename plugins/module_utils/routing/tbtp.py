@@ -158,7 +158,7 @@ def _given_tree(topology, refs, ends, n, root):
     if len(tree) != n - 1:
         raise RoutingError("%s: option tree: %d links do not span %d switches (a spanning tree "
                            "has %d)" % (NAME, len(tree), n, n - 1))
-    adj = [[] for _ in range(n)]
+    adj = [[] for _unused in range(n)]
     for link in tree:
         a, b = ends[link]
         adj[a].append((link, b))
@@ -187,7 +187,7 @@ def turn_prohibition(topology, down=(), **options):
         raise RoutingError("%s: option order=%r is not one of %s"
                            % (NAME, order_option, ", ".join(ORDERS)))
     index = {name: i for i, name in enumerate(names)}
-    adj = [[] for _ in range(n)]
+    adj = [[] for _unused in range(n)]
     ends = {}
     for link in topology.links:
         if link.index in avoided or link.state != "up":

@@ -333,7 +333,7 @@ def test_turn_traffic_in_blocks_and_from_sampled_sources(monkeypatch):
     topology = generated(kind="torus", dims=[6, 5])
     fabric = segment._Graph(topology, frozenset())
     triples = np.array([(a, w, b) for w in range(fabric.n)
-                           for _l1, a in fabric.adj[w] for _l2, b in fabric.adj[w] if a != b])
+                        for _l1, a in fabric.adj[w] for _l2, b in fabric.adj[w] if a != b])
     whole = segment.turn_traffic(fabric, triples)
     monkeypatch.setattr(segment, "TRAFFIC_BLOCK_CELLS", 7 * len(triples))
     assert segment.turn_traffic(fabric, triples) == pytest.approx(whole)
