@@ -1,0 +1,138 @@
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin of ethercluster.routing.plan: plan the fabric on the
+controller and write intent.json, report.md and fabric.svg
+(documentation: plugins/modules/plan.py; the work: module_utils/plan_outputs.py)."""
+
+from __future__ import annotations
+
+import os
+
+from ansible import constants as C
+from ansible.errors import AnsibleError
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.ethercluster.routing.plugins.modules.plan import (
+    ARGUMENT_SPEC,
+    MUTUALLY_EXCLUSIVE,
+    REQUIRED_ONE_OF,
+)
+
+try:
+    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
+        EtherclusterError,
+    )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.plan_outputs import (
+        INTENT_FILE,
+        STALE_SUFFIX,
+        changed,
+        plain_data,
+        run_plan,
+        sync_files,
+    )
+except ImportError as exc:  # networkx, numpy, scipy, jinja2, ... missing on the controller
+    IMPORT_ERROR = exc
+else:
+    IMPORT_ERROR = None
+
+PLAN_ARGS = ("routing", "engine_options", "assignment", "down_links", "bank", "vlan_range",
+             "mac_learning", "traffic")
+
+
+class ActionModule(ActionBase):
+    """Plan routing, VLANs and static MACs; return the intent; write the files."""
+
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(ARGUMENT_SPEC)
+    _requires_connection = False
+    _supports_check_mode = True
+    _supports_async = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        result["changed"] = False
+        _validation, args = self.validate_argument_spec(
+            argument_spec=ARGUMENT_SPEC,
+            mutually_exclusive=MUTUALLY_EXCLUSIVE,
+            required_one_of=REQUIRED_ONE_OF,
+        )
+        if IMPORT_ERROR is not None:
+            result.update(failed=True, msg="ethercluster.routing.plan needs the Python packages of "
+                          "the collection's requirements.txt (networkx, numpy, scipy, netaddr, "
+                          "jinja2, PyYAML) on the controller: %s" % IMPORT_ERROR)
+            return result
+
+        not_found = None
+        if args["topology"] is not None:
+            topology = self._resolve(args["topology"])
+            if topology is None:
+                # still planned (and failing) like any bad input, so that an
+                # earlier intent in `out` is marked stale
+                topology = os.path.abspath(args["topology"])
+                not_found = ("topology: file %r not found (looked in the role/playbook files "
+                             "directories, the playbook directory and the current directory %s)"
+                             % (args["topology"], os.getcwd()))
+            result["topology"] = topology
+        else:
+            topology = plain_data(args["topology_data"])
+        outcome = run_plan(topology, source="topology_data",
+                           **{key: args[key] for key in PLAN_ARGS})
+        result.update(outcome.returned())
+
+        if args["out"] is not None:
+            out_dir = os.path.abspath(args["out"])
+            result["out"] = out_dir
+            try:
+                changes = sync_files(out_dir, outcome.contents, check_mode=self._task.check_mode)
+            except EtherclusterError as exc:
+                result.update(failed=True, msg=str(exc))
+                return result
+            result["changed"] = changed(changes)
+            result["files"] = {change["name"]: {"path": change["path"], "state": change["state"]}
+                               for change in changes}
+            if self._task.diff:
+                result["diff"] = self._intent_diff(changes)
+        else:
+            changes = []
+
+        if not outcome.accepted:
+            message = not_found or str(outcome.error)
+            stale = [c for c in changes if c["name"] == INTENT_FILE and c["state"] == "stale"]
+            if stale:
+                message += ("\nNo intent written; the earlier %s %s renamed %s%s."
+                            % (stale[0]["path"], "would be" if self._task.check_mode else "was",
+                               INTENT_FILE, STALE_SUFFIX))
+            elif args["out"] is not None:
+                message += "\nNo intent written."
+            result.update(failed=True, msg=message)
+        return result
+
+    def _intent_diff(self, changes):
+        """--diff: the change of intent.json (large files are named, not shown)."""
+        for change in changes:
+            if change["name"] != INTENT_FILE or change["state"] in ("unchanged", "absent"):
+                continue
+            diff = {"before_header": change["path"], "after_header": change["path"],
+                    "before": change["before"] or "", "after": change["after"] or ""}
+            if len(diff["before"]) > C.MAX_FILE_SIZE_FOR_DIFF:
+                diff["dst_larger"] = C.MAX_FILE_SIZE_FOR_DIFF
+                diff["before"] = ""
+            if len(diff["after"]) > C.MAX_FILE_SIZE_FOR_DIFF:
+                diff["src_larger"] = C.MAX_FILE_SIZE_FOR_DIFF
+                diff["after"] = ""
+            return diff
+        return {}
+
+    def _resolve(self, path):
+        """Absolute path of ``path``: as given if absolute, else the way
+        Ansible finds controller files, else relative to the current directory."""
+        if os.path.isabs(path):
+            path = os.path.normpath(path)
+            return path if os.path.exists(path) else None
+        try:
+            return os.path.abspath(self._find_needle("files", path))
+        except AnsibleError:
+            pass
+        found = os.path.abspath(path)
+        return found if os.path.exists(found) else None

@@ -1,0 +1,269 @@
+"""The pieces of the plan outputs that need no planner: writing the output
+directory (atomic, idempotent, check mode, stale files), the option
+checks, the report template on a rejected input, and the SVG picture
+(valid XML, one drawing per link, loads shown, readable layouts).
+"""
+
+import math
+import os
+import re
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+from ansible_collections.ethercluster.routing.plugins.module_utils import fabric_svg as svg
+from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
+    EtherclusterError,
+    TopologyError,
+)
+from ansible_collections.ethercluster.routing.plugins.module_utils.plan_outputs import (
+    INTENT_FILE,
+    PICTURE_FILE,
+    REPORT_FILE,
+    OutputError,
+    changed,
+    load_topology_arg,
+    plan_options,
+    run_plan,
+    sync_files,
+)
+from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
+    topology_from_data,
+)
+
+NS = {"svg": "http://www.w3.org/2000/svg"}
+
+
+def generated(**spec):
+    return topology_from_data({"generate": spec})
+
+
+# ------------------------------------------------------------ sync_files
+def listing(directory):
+    return sorted(os.listdir(directory)) if os.path.isdir(directory) else []
+
+
+def test_sync_creates_then_reports_unchanged(tmp_path):
+    out = tmp_path / "plan"
+    contents = {INTENT_FILE: '{"a": 1}\n', REPORT_FILE: "# r\n", PICTURE_FILE: "<svg/>\n"}
+    first = sync_files(str(out), contents)
+    assert [c["state"] for c in first] == ["created"] * 3 and changed(first)
+    assert (out / INTENT_FILE).read_text() == '{"a": 1}\n'
+    mtimes = {name: os.stat(out / name).st_mtime_ns for name in contents}
+    second = sync_files(str(out), contents)
+    assert [c["state"] for c in second] == ["unchanged"] * 3 and not changed(second)
+    assert {name: os.stat(out / name).st_mtime_ns for name in contents} == mtimes
+    assert listing(out) == sorted(contents)  # no temporary file left behind
+
+
+def test_sync_updates_only_what_differs(tmp_path):
+    contents = {INTENT_FILE: "1\n", REPORT_FILE: "r\n", PICTURE_FILE: "p\n"}
+    sync_files(str(tmp_path), contents)
+    changes = sync_files(str(tmp_path), dict(contents, **{REPORT_FILE: "r2\n"}))
+    states = {c["name"]: c["state"] for c in changes}
+    assert states == {INTENT_FILE: "unchanged", REPORT_FILE: "updated", PICTURE_FILE: "unchanged"}
+    report = next(c for c in changes if c["name"] == REPORT_FILE)
+    assert (report["before"], report["after"]) == ("r\n", "r2\n")
+    assert (tmp_path / REPORT_FILE).read_text() == "r2\n"
+
+
+def test_check_mode_touches_nothing(tmp_path):
+    out = tmp_path / "new"
+    changes = sync_files(str(out), {INTENT_FILE: "x\n", REPORT_FILE: "y\n"}, check_mode=True)
+    assert [c["state"] for c in changes] == ["created", "created"] and changed(changes)
+    assert not out.exists()
+    sync_files(str(out), {INTENT_FILE: "x\n"})
+    changes = sync_files(str(out), {INTENT_FILE: None}, check_mode=True)
+    assert changes[0]["state"] == "stale"
+    assert listing(out) == [INTENT_FILE]
+
+
+def test_file_that_cannot_be_made_is_renamed_stale(tmp_path):
+    sync_files(str(tmp_path), {INTENT_FILE: "old\n", PICTURE_FILE: "old\n"})
+    changes = sync_files(str(tmp_path), {INTENT_FILE: None, REPORT_FILE: "why\n",
+                                         PICTURE_FILE: "new\n"})
+    assert {c["name"]: c["state"] for c in changes} == {
+        INTENT_FILE: "stale", REPORT_FILE: "created", PICTURE_FILE: "updated"}
+    assert listing(tmp_path) == sorted([INTENT_FILE + ".stale", REPORT_FILE, PICTURE_FILE])
+    assert (tmp_path / (INTENT_FILE + ".stale")).read_text() == "old\n"
+    again = sync_files(str(tmp_path), {INTENT_FILE: None, REPORT_FILE: "why\n"})
+    assert {c["name"]: c["state"] for c in again} == {INTENT_FILE: "absent",
+                                                      REPORT_FILE: "unchanged"}
+    assert not changed(again)
+
+
+def test_out_that_is_a_file_is_a_clear_error(tmp_path):
+    blocker = tmp_path / "plan"
+    blocker.write_text("not a directory")
+    with pytest.raises(OutputError, match="plan exists and is not a directory"):
+        sync_files(str(blocker), {REPORT_FILE: "r\n"})
+    inner = blocker / "sub"
+    with pytest.raises(OutputError, match=re.escape(str(blocker))):
+        sync_files(str(inner), {REPORT_FILE: "r\n"})
+
+
+# ------------------------------------------------------------ options
+@pytest.mark.parametrize("given, field", [
+    ({"assignment": "sometimes"}, "assignment"),
+    ({"bank": "C"}, "bank"),
+    ({"mac_learning": "magic"}, "mac_learning"),
+    ({"engine_options": ["root"]}, "engine_options"),
+    ({"vlan_range": [1, 2, 3]}, "vlan_range"),
+    ({"vlan_range": "low-high"}, "vlan_range"),
+    ({"colour": "red"}, "colour"),
+])
+def test_bad_option_is_named(given, field):
+    with pytest.raises(OutputError, match=field):
+        plan_options(**given)
+
+
+def test_options_defaults_and_forms():
+    options = plan_options(vlan_range="200-299", down_links="sw0:2", engine_options=None)
+    assert options["vlan_range"] == [200, 299]
+    assert options["down_links"] == ["sw0:2"]
+    assert (options["routing"], options["assignment"], options["bank"]) == ("segment", "renamed", "A")
+    assert options["engine_options"] == {}
+
+
+def test_load_topology_arg_forms(tmp_path):
+    path = tmp_path / "t.yml"
+    path.write_text("generate: {kind: mesh, dims: [2, 2]}\n")
+    assert len(load_topology_arg(str(path)).switches) == 4
+    assert len(load_topology_arg({"generate": {"kind": "mesh", "dims": [3, 2]}}).switches) == 6
+    with pytest.raises(OutputError, match="got int"):
+        load_topology_arg(7)
+    with pytest.raises(TopologyError, match=r"links\[0\]\.b: unknown switch 'sw9'"):
+        load_topology_arg({"switches": {"sw0": {}, "sw1": {}},
+                           "links": [{"a": "sw0:1", "b": "sw9:1"}]})
+
+
+def test_unreadable_topology_gives_failure_report_and_no_outputs(tmp_path):
+    result = run_plan({"switches": {"sw0": {}, "sw1": {}}, "links": [{"a": "sw0:1", "b": "sw9:1"}]})
+    assert not result.accepted
+    assert isinstance(result.error, EtherclusterError)
+    assert result.contents[INTENT_FILE] is None and result.contents[PICTURE_FILE] is None
+    report = result.contents[REPORT_FILE]
+    assert "REJECTED" in report and "unknown switch 'sw9'" in report
+    assert result.returned() == {"checks": []}
+
+
+def test_bad_option_gives_failure_report():
+    result = run_plan({"generate": {"kind": "mesh", "dims": [2, 2]}}, bank="Z")
+    assert not result.accepted and "bank" in str(result.error)
+    assert "REJECTED" in result.contents[REPORT_FILE]
+
+
+# ------------------------------------------------------------ picture
+def parse(text):
+    root = ET.fromstring(text.encode("utf-8"))
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    return root
+
+
+def link_groups(root):
+    return root.find("svg:g[@id='links']", NS).findall("svg:g", NS)
+
+
+def path_points(d, samples=20):
+    """Points along an SVG path of the forms 'Mx,y Lx,y' or 'Mx,y Qx,y x,y'."""
+    numbers = [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?", d)]
+    p = np.array(numbers[0:2])
+    if "Q" in d:
+        c, q = np.array(numbers[2:4]), np.array(numbers[4:6])
+    else:
+        q = np.array(numbers[2:4])
+        c = (p + q) / 2
+    t = np.linspace(0, 1, samples)[:, None]
+    return (1 - t) ** 2 * p + 2 * (1 - t) * t * c + t ** 2 * q
+
+
+def circles(root):
+    group = root.find("svg:g[@id='switches']", NS)
+    result = {}
+    for node in group.findall("svg:g", NS):
+        circle = node.find("svg:circle", NS)
+        name = node.find("svg:text", NS).text
+        result[name] = (float(circle.get("cx")), float(circle.get("cy")), float(circle.get("r")))
+    return result
+
+
+def test_picture_of_loaded_torus():
+    topology = generated(kind="torus", dims=[4, 4], hosts_per_switch=1)
+    loads = np.arange(len(topology.channels), dtype=float)
+    text = svg.fabric_svg(topology, loads=loads, down={3}, title="t", subtitle="s")
+    root = parse(text)
+    groups = link_groups(root)
+    assert len(groups) == len(topology.links)
+    busiest = max(topology.links, key=lambda link: loads[2 * link.index + 1])
+    by_title = {g.find("svg:title", NS).text.split("\n")[0]: g for g in groups}
+    top = by_title["%s -- %s" % (busiest.a, busiest.b)]
+    widths = [float(g.get("stroke-width")) for g in groups]
+    assert float(top.get("stroke-width")) == max(widths)
+    assert top.get("stroke") == svg.load_colour(1.0)
+    down = by_title["%s -- %s (down)" % (topology.links[3].a, topology.links[3].b)]
+    assert down.get("stroke-dasharray")
+    # wrap-around links are two stubs; the others one path
+    wraps = svg._torus_wraps(topology)
+    assert len(wraps) == 8
+    for link in topology.links:
+        group = by_title.get("%s -- %s" % (link.a, link.b)) or by_title["%s -- %s (down)" % (link.a, link.b)]
+        assert len(group.findall("svg:path", NS)) == (2 if link.index in wraps else 1)
+    assert set(circles(root)) == set(topology.switches)
+    assert text == svg.fabric_svg(topology, loads=loads, down={3}, title="t", subtitle="s")
+
+
+@pytest.mark.parametrize("spec", [
+    dict(kind="torus", dims=[8, 8], links_per_neighbor=2),
+    dict(kind="mesh", dims=[4, 4, 4]),
+    dict(kind="fat_tree", u=4, d=8, r=2),
+    dict(kind="random", switches=64, degree=4, seed=3),
+    dict(kind="tree", fanout=2, depth=3),
+])
+def test_picture_stays_readable(spec):
+    """Switches never overlap, and no link is drawn through a switch it does
+    not end at (for the grid and level layouts; spring layouts cannot
+    promise that)."""
+    topology = generated(**spec)
+    root = parse(svg.fabric_svg(topology, loads=np.ones(len(topology.channels))))
+    nodes = circles(root)
+    centres = list(nodes.values())
+    for i, (x1, y1, r1) in enumerate(centres):
+        for x2, y2, r2 in centres[i + 1:]:
+            assert math.hypot(x1 - x2, y1 - y2) > r1 + r2
+    if spec["kind"] == "random":
+        return
+    for group in link_groups(root):
+        ends = re.findall(r"(sw\d+):\d+", group.find("svg:title", NS).text)
+        for path in group.findall("svg:path", NS):
+            points = path_points(path.get("d"))
+            for name, (x, y, r) in nodes.items():
+                if name in ends:
+                    continue
+                gap = np.hypot(points[:, 0] - x, points[:, 1] - y).min()
+                assert gap >= r, "%s is drawn through %s" % (ends, name)
+
+
+def test_level_layout_puts_leaves_at_the_bottom():
+    """Fat trees number the leaves level 0, the tree generator the root:
+    either way the leaves (the widest level) are drawn at the bottom and
+    the other end of the level range at the top."""
+    for spec in (dict(kind="fat_tree", u=2, d=4, r=2), dict(kind="tree", fanout=2, depth=2)):
+        topology = generated(**spec)
+        positions = svg.fabric_layout(topology)
+        levels = {}
+        for sw in topology.switches.values():
+            levels.setdefault(sw.level, []).append(sw.name)
+        leaf_level = max(levels, key=lambda level: len(levels[level]))
+        top_level = max(levels) if leaf_level == min(levels) else min(levels)
+        ys = [y for _x, y in positions.values()]
+        assert {positions[name][1] for name in levels[leaf_level]} == {max(ys)}
+        assert {positions[name][1] for name in levels[top_level]} == {min(ys)}
+
+
+def test_bare_topology_picture_has_no_load_legend():
+    topology = generated(kind="complete", switches=5)
+    text = svg.fabric_svg(topology)
+    root = parse(text)
+    assert len(link_groups(root)) == len(topology.links)
+    assert "channel load" not in text
