@@ -179,7 +179,8 @@ def user_matrix(topology, matrix):
     for src, dst, volume, where in entries:
         for name in (src, dst):
             if name not in position:
-                known = ", ".join(name for name, _ in hosts[:8]) + (", ..." if len(hosts) > 8 else "")
+                known = ", ".join(known_name for known_name, _switch in hosts[:8])
+                known += ", ..." if len(hosts) > 8 else ""
                 raise MetricsError("user_matrix[%s]: unknown %s %r (known: %s)"
                                    % (where, kind, name, known))
         if isinstance(volume, bool) or not isinstance(volume, (int, float, np.number)) \
