@@ -99,10 +99,8 @@ def lab_layout(topology, name=None, state_root=STATE_ROOT, mgmt_network=DEFAULT_
     if mgmt.overlaps(hosts_net):
         raise LabError("mgmt_network %s and host_network %s overlap; the host network must "
                        "exist only inside the host namespaces" % (mgmt, hosts_net))
-    clashes = sorted(set(topology.switches) & set(topology.hosts))
-    if clashes:
-        raise LabError("hosts.%s: the name is also a switch name; the lab names a namespace "
-                       "after each" % clashes[0])
+    # host and switch names never clash (the topology refuses it), so each
+    # gets its own namespace name
 
     lab_dir = "%s/%s" % (state_root, name)
     tag = lab_tag(name)

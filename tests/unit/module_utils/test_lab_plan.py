@@ -122,14 +122,6 @@ def test_host_network_too_small_is_refused():
         lab_layout(topology, host_network="10.9.9.0/29")
 
 
-def test_a_host_named_like_a_switch_is_refused():
-    topology = topology_from_data({
-        "switches": {"s0": {}, "s1": {}}, "links": [{"a": "s0:1", "b": "s1:1"}],
-        "hosts": {"s1": {"switch": "s0", "port": "2", "mac": "02:00:00:00:00:01"}}})
-    with pytest.raises(plan.LabError, match="hosts.s1: the name is also a switch name"):
-        lab_layout(topology)
-
-
 # -------------------------------------------------------------------- plan
 def test_phases_come_in_the_order_the_quirks_need(ring3):
     names = [p.name for p in plan.up_phases(lab_layout(ring3))]
