@@ -83,12 +83,14 @@ NAME = "segment"
 PLACEMENTS = ("balanced", "random")
 OPTIONS = {"seed", "placement", "restarts", "refine"}
 # The search (restarts, local moves) routes the whole fabric once per try,
-# tens of milliseconds at 64 switches: DEFAULT_SEARCH tries up to 64
-# switches, fewer up to SEARCH_MAX_SWITCHES, none above by default. On the
-# 8x8 mesh/torus and random 32/64 fabrics, 8 restarts + 16 moves reach
-# within a few percent of what twice the tries reach.
+# tens of milliseconds at 64 switches: DEFAULT_RESTARTS + DEFAULT_REFINE
+# tries up to 64 switches, proportionally fewer up to SEARCH_MAX_SWITCHES,
+# none above by default. Restarts pay most on tori: on the 8x8 torus 8
+# restarts reach a max channel load of 125, 24 reach 108 (64 and 128 no
+# better); meshes and random fabrics stay within 2 % either way.
 SEARCH_MAX_SWITCHES = 128
-DEFAULT_SEARCH = 24
+DEFAULT_RESTARTS = 24
+DEFAULT_REFINE = 16
 # Turn prices come from every source switch up to this many, a sample above,
 # computed for blocks of sources of about this many (source x switch) cells.
 TRAFFIC_MAX_SOURCES = 2048
@@ -537,12 +539,12 @@ def _options(options, n=0):
     if placement not in PLACEMENTS:
         raise RoutingError("%s: option placement=%r is not one of %s"
                            % (NAME, placement, ", ".join(PLACEMENTS)))
-    tries = min(DEFAULT_SEARCH, DEFAULT_SEARCH * 64 // max(n, 1)) \
-        if placement == "balanced" and n <= SEARCH_MAX_SWITCHES else 0
-    restarts = max(1, tries // 3)
+    searching = placement == "balanced" and n <= SEARCH_MAX_SWITCHES
+    scale = min(1.0, 64.0 / max(n, 1)) if searching else 0.0
     return {"seed": seed, "placement": placement,
-            "restarts": _int_option(options, "restarts", restarts, 1),
-            "refine": _int_option(options, "refine", max(0, tries - restarts))}
+            "restarts": _int_option(options, "restarts",
+                                    max(1, int(DEFAULT_RESTARTS * scale)), 1),
+            "refine": _int_option(options, "refine", int(DEFAULT_REFINE * scale))}
 
 
 def _prepare(topology, down):
@@ -658,8 +660,8 @@ def route(topology, down=(), **options):
     * ``placement``: ``"balanced"`` (default) or ``"random"`` (§2.2).
     * ``restarts``: segmentations tried, the routing with the lowest
       maximum channel load (then sum of squared loads) kept; the first is
-      the canonical one. Default 8 for balanced placement up to 64
-      switches, 4 at 128, else 1.
+      the canonical one. Default 24 for balanced placement up to 64
+      switches, 12 at 128, else 1.
     * ``refine``: local-search moves tried on the kept one (default 16 up
       to 64 switches, 8 at 128, else 0).
 
