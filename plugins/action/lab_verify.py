@@ -1,0 +1,111 @@
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin of ethercluster.routing.lab_verify (documentation:
+plugins/modules/lab_verify.py).
+
+The expectations (planned paths, broadcast copies, chosen pairs) are
+computed here, on the controller, from the intent alone with the
+collection's 802.1Q simulator (networkx); the module of the same name runs
+the checks on the lab machine with the standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from ansible.errors import AnsibleError
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.ethercluster.routing.plugins.modules.lab_verify import ARGUMENT_SPEC
+
+try:
+    import yaml
+
+    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
+        EtherclusterError,
+    )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.lab.expect import (
+        verification_plan,
+    )
+except ImportError as exc:  # networkx, PyYAML missing on the controller
+    IMPORT_ERROR = exc
+else:
+    IMPORT_ERROR = None
+
+MODULE = "ethercluster.routing.lab_verify"
+PASSED_ON = ("lab", "state_root", "checks")
+
+
+class ActionModule(ActionBase):
+    """Compute what the lab must do from the intent, then run the module."""
+
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(ARGUMENT_SPEC)
+    _supports_check_mode = True
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        result["changed"] = False
+        task_vars = task_vars or {}
+        _validation, args = self.validate_argument_spec(
+            argument_spec=ARGUMENT_SPEC,
+            mutually_exclusive=[("intent", "src")],
+            required_one_of=[("intent", "src")],
+        )
+        if IMPORT_ERROR is not None:
+            result.update(failed=True, passed=False,
+                          msg="%s needs the Python packages of the collection's requirements.txt "
+                          "(networkx, PyYAML) on the controller: %s" % (MODULE, IMPORT_ERROR))
+            return result
+        if args["plan"] is not None:
+            result.update(failed=True, passed=False, msg="plan is set by the action plugin; "
+                          "give intent or src")
+            return result
+        try:
+            intent = args["intent"] if args["src"] is None else self._load(args["src"])
+            if not isinstance(intent, dict) or not isinstance(intent.get("switches"), dict):
+                raise AnsibleError("the intent must be a mapping with switches (schema "
+                                   "ethercluster.routing/intent/v1)")
+            lab = args["lab"] or self._var(task_vars, "ethercluster_lab") \
+                or (intent.get("fabric") or {}).get("name")
+            if not lab:
+                raise AnsibleError("give lab (the lab's name): neither the variable "
+                                   "ethercluster_lab nor the intent's fabric.name is set")
+            plan = verification_plan(
+                intent, bursts=args["bursts"], burst_pairs=args["burst_pairs"],
+                broadcast_sources=args["broadcast_sources"], tcp_pair=args["tcp_pair"],
+                tcp_bytes=args["tcp_bytes"], burst_frames=args["burst_frames"],
+                storm_window_s=args["storm_window"])
+        except (EtherclusterError, AnsibleError) as exc:
+            result.update(failed=True, passed=False, summary="not run: %s" % exc, msg=str(exc))
+            return result
+        module_args = {key: args[key] for key in PASSED_ON}
+        module_args.update(lab=str(lab), plan=plan)
+        result.update(self._execute_module(module_name=MODULE, module_args=module_args,
+                                           task_vars=task_vars))
+        return result
+
+    def _var(self, task_vars, name):
+        value = task_vars.get(name)
+        if value is None:
+            return None
+        return self._templar.template(value)
+
+    def _load(self, src):
+        path = src
+        if not os.path.isabs(src):
+            try:
+                path = self._find_needle("files", src)
+            except AnsibleError:
+                path = os.path.abspath(src)
+        try:
+            with open(path, "r", encoding="utf-8") as handle:
+                text = handle.read()
+        except OSError as exc:
+            raise AnsibleError("src: cannot read %s: %s" % (path, exc))
+        try:
+            return json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
+        except (ValueError, yaml.YAMLError) as exc:
+            raise AnsibleError("src: %s is not valid JSON/YAML: %s" % (path, exc))
