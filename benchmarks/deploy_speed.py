@@ -41,7 +41,7 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from checkout import ROOT, make_importable
 TOPOLOGY = os.path.join(ROOT, "inventories", "default", "topology.yml")
 LAB = "bench-deploy"
 STATE_ROOT = "/run/ethercluster-lab"
@@ -52,16 +52,6 @@ STAGES = {
     "push": "Push the intent (read what the switch holds, compare, write the difference)",
     "verify": "Verify on the wire (pings, planned paths, broadcast, no storm, TCP, STP off)",
 }
-
-
-def _make_importable():
-    build = os.path.join(ROOT, ".build")
-    link = os.path.join(build, "ansible_collections", "ethercluster", "routing")
-    if not os.path.islink(link) and not os.path.exists(link):
-        os.makedirs(os.path.dirname(link), exist_ok=True)
-        os.symlink(ROOT, link)
-    if build not in sys.path:
-        sys.path.insert(0, build)
 
 
 def playbook(*args):
@@ -111,7 +101,7 @@ def changed_switches(data):
 
 
 def run_once(forks, out):
-    _make_importable()
+    make_importable()
     from ansible_collections.ethercluster.routing.plugins.module_utils.lab import runner
 
     lab_vars = ["-e", "topology=%s" % TOPOLOGY, "-e", "lab_name=%s" % LAB,

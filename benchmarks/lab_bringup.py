@@ -24,24 +24,13 @@ import json
 import os
 import platform
 import statistics
-import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _make_importable():
-    build = os.path.join(ROOT, ".build")
-    link = os.path.join(build, "ansible_collections", "ethercluster", "routing")
-    if not os.path.islink(link):
-        os.makedirs(os.path.dirname(link), exist_ok=True)
-        os.symlink(ROOT, link)
-    if build not in sys.path:
-        sys.path.insert(0, build)
+from checkout import make_importable
 
 
 def run(dims, kind, hosts_per_switch, runs, mgmt_network):
-    _make_importable()
+    make_importable()
     from ansible_collections.ethercluster.routing.plugins.module_utils.lab import runner
     from ansible_collections.ethercluster.routing.plugins.module_utils.lab.layout import (
         lab_layout,

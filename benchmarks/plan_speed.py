@@ -36,22 +36,10 @@ import sys
 import time
 import tracemalloc
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from checkout import make_importable
 
 
-def _make_importable():
-    """Import the checkout as ansible_collections.ethercluster.routing (as
-    conftest.py does for the tests)."""
-    build = os.path.join(ROOT, ".build")
-    link = os.path.join(build, "ansible_collections", "ethercluster", "routing")
-    if not os.path.islink(link):
-        os.makedirs(os.path.dirname(link), exist_ok=True)
-        os.symlink(ROOT, link)
-    if build not in sys.path:
-        sys.path.insert(0, build)
-
-
-_make_importable()
+make_importable()
 
 from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (  # noqa: E402
     EtherclusterError,
