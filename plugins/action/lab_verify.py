@@ -12,7 +12,6 @@ the checks on the lab machine with the standard library only.
 
 from __future__ import annotations
 
-import json
 import os
 
 from ansible.errors import AnsibleError
@@ -21,8 +20,9 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.ethercluster.routing.plugins.modules.lab_verify import ARGUMENT_SPEC
 
 try:
-    import yaml
-
+    from ansible_collections.ethercluster.routing.plugins.module_utils.documents import (
+        read_document,
+    )
     from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
         EtherclusterError,
     )
@@ -101,11 +101,6 @@ class ActionModule(ActionBase):
             except AnsibleError:
                 path = os.path.abspath(src)
         try:
-            with open(path, "r", encoding="utf-8") as handle:
-                text = handle.read()
-        except OSError as exc:
-            raise AnsibleError("src: cannot read %s: %s" % (path, exc))
-        try:
-            return json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
-        except (ValueError, yaml.YAMLError) as exc:
-            raise AnsibleError("src: %s is not valid JSON/YAML: %s" % (path, exc))
+            return read_document(path)
+        except EtherclusterError as exc:
+            raise AnsibleError(str(exc))

@@ -12,15 +12,15 @@ round trip.
 
 from __future__ import annotations
 
-import json
 import os
 
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
 try:
-    import yaml
-
+    from ansible_collections.ethercluster.routing.plugins.module_utils.documents import (
+        read_document,
+    )
     from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
         EtherclusterError,
     )
@@ -147,14 +147,9 @@ class ActionModule(ActionBase):
     def _load(self, src):
         path = src if os.path.isabs(src) else self._find_file(src)
         try:
-            with open(path, "r", encoding="utf-8") as handle:
-                text = handle.read()
-        except OSError as exc:
-            raise AnsibleError("src: cannot read %s: %s" % (path, exc))
-        try:
-            return json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
-        except (ValueError, yaml.YAMLError) as exc:
-            raise AnsibleError("src: %s is not valid JSON/YAML: %s" % (path, exc))
+            return read_document(path)
+        except EtherclusterError as exc:
+            raise AnsibleError(str(exc))
 
     def _find_file(self, src):
         try:
