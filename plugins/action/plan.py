@@ -37,7 +37,7 @@ else:
     IMPORT_ERROR = None
 
 PLAN_ARGS = ("routing", "engine_options", "assignment", "down_links", "bank", "vlan_range",
-             "mac_learning", "traffic")
+             "mac_learning", "traffic", "max_broadcast_copies")
 
 
 class ActionModule(ActionBase):

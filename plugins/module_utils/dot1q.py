@@ -419,6 +419,30 @@ class Dot1qFabric:
             flood(state, *state)
         return graph
 
+    def broadcast_copies(self, tagged_sources=False):
+        """How many times one flooded frame (a broadcast such as an ARP
+        request) crosses a switch-to-switch link, for the worst source:
+        ``(copies, switch, vlan)`` of that source, or None when the flood
+        graph has a cycle (see :meth:`storm_cycle`). A fixed assignment
+        floods along one tree (switches - 1 copies); a renamed one follows
+        every path of the routing's turn graph, which can be exponentially
+        many (Theorem 1 only says the flood ends)."""
+        graph = self.flood_graph(tagged_sources)
+        if not nx.is_directed_acyclic_graph(graph):
+            return None
+        # paths[n]: flood states reached from n, counted with multiplicity
+        # (n itself included): one reverse topological pass for all sources
+        paths = {}
+        for node in reversed(list(nx.topological_sort(graph))):
+            paths[node] = 1 + sum(paths[succ] for succ in graph.successors(node))
+        worst = (0, None, None)
+        for node in graph:
+            if node[0] == "host":
+                copies = paths[node] - 1
+                if copies > worst[0]:
+                    worst = (copies, node[1], node[2])
+        return worst
+
     def storm_cycle(self, tagged_sources=False):
         """A cycle of flood states (``"switch:port/vlan"`` strings, the first
         repeated at the end), or [] when every flood dies out."""

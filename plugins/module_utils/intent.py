@@ -50,6 +50,10 @@ from .vlans import (ALWAYS_RESERVED, KINDS, PLATFORM_PORT_MODES, PLATFORM_RESERV
 
 SCHEMA = "ethercluster.routing/intent/v1"
 MAC_LEARNING = ("static", "self")
+# Frames one broadcast may put on switch links before the plan is refused:
+# a renamed assignment floods along every path of the routing, and on an
+# 8x8 torus with segment routing one ARP request would make ~2e8 copies.
+DEFAULT_MAX_BROADCAST_COPIES = 100000
 
 # Above this many endpoint switches the unicast check walks a sample of
 # pairs (every source to every destination would be n^2 walks).
@@ -335,14 +339,32 @@ def _check_host_limit(intent):
 
 
 def _check_storms(intent, fabric):
+    """storm_free (Theorem 1: every flood ends) and broadcast_copies (how
+    much one broadcast costs until it ends)."""
     self_learning = intent.get("fabric", {}).get("mac_learning") == "self"
     cycle = fabric.storm_cycle(tagged_sources=self_learning)
     if cycle:
-        return _check("storm_free", False, "a flooded frame (broadcast or unknown unicast) "
-                      "loops forever through the states %s (Theorem 1 needs an acyclic flood "
-                      "graph)" % " => ".join(cycle[:12]), cycle[0].split(":")[0])
-    return _check("storm_free", True, "every flood (broadcast, unknown unicast) dies out: the "
-                  "flood graph across VLANs has no cycle (§3.4, Theorem 1)")
+        return [_check("storm_free", False, "a flooded frame (broadcast or unknown unicast) "
+                       "loops forever through the states %s (Theorem 1 needs an acyclic flood "
+                       "graph)" % " => ".join(cycle[:12]), cycle[0].split(":")[0])]
+    checks = [_check("storm_free", True, "every flood (broadcast, unknown unicast) dies out: the "
+                     "flood graph across VLANs has no cycle (§3.4, Theorem 1)")]
+    limit = intent.get("fabric", {}).get("max_broadcast_copies", DEFAULT_MAX_BROADCAST_COPIES)
+    copies, switch, vlan = fabric.broadcast_copies(tagged_sources=self_learning)
+    if copies > limit:
+        checks.append(_check(
+            "broadcast_copies", False,
+            "one broadcast (an ARP request) from a host on %s (VLAN %s) crosses switch links "
+            "%d times before it dies out, over the limit of %d (max_broadcast_copies): a renamed "
+            "assignment floods along every path of the routing. Use assignment=fixed with a "
+            "routing whose paths from each source form a tree (dor on a mesh, stp, updown with "
+            "balance false), a routing that floods less (dor, updown), or raise "
+            "max_broadcast_copies" % (switch, vlan, copies, limit), switch))
+    else:
+        checks.append(_check("broadcast_copies", True,
+                             "one broadcast crosses switch links at most %d times (from %s, "
+                             "VLAN %s; limit %d)" % (copies, switch, vlan, limit)))
+    return checks
 
 
 def _check_vlan_trees(intent):
@@ -466,7 +488,7 @@ def check_intent(topology, intent, routing=None, verification=None):
     checks.append(_check_mac_tables(intent, learned))
     checks.append(_check_host_limit(intent))
     fabric = Dot1qFabric(intent)
-    checks.append(_check_storms(intent, fabric))
+    checks.extend(_check_storms(intent, fabric))
     if intent.get("fabric", {}).get("assignment") == "fixed":
         checks.append(_check_vlan_trees(intent))
     if routing is not None:
@@ -607,13 +629,16 @@ def _reject(checks, plan):
 
 def plan(topology, engine="segment", assignment="renamed", engine_options=None, down=(),
          bank="A", vlan_range=None, mac_learning="static", traffic="uniform", reserved=(),
-         learning_network=None, aging_time=None):
+         learning_network=None, aging_time=None,
+         max_broadcast_copies=DEFAULT_MAX_BROADCAST_COPIES):
     """Plan ``topology`` (a :class:`~.topology.Topology`): route it with
     ``engine`` (``engine_options``, avoiding the links ``down``), verify the
     routing, assign VLANs (``assignment`` fixed | renamed, from ``bank`` A |
     B within ``vlan_range``, never the ``reserved`` IDs), make the MAC
     tables (``mac_learning`` static | self; ``learning_network`` and
-    ``aging_time`` tune self), build the intent and run every check.
+    ``aging_time`` tune self), build the intent and run every check
+    (``max_broadcast_copies``: the most link crossings one broadcast may
+    cost, kept in the intent's ``fabric``).
 
     Returns a :class:`Plan`; raises :class:`PlanError` (with ``.checks``
     and the partial ``.plan``) when a check fails or a stage refuses, the
@@ -631,6 +656,11 @@ def plan(topology, engine="segment", assignment="renamed", engine_options=None, 
     if engine_options is not None and not isinstance(engine_options, dict):
         raise PlanError("engine_options: must be a mapping, got %r" % (engine_options,),
                         [_check("options", False, "engine_options is not a mapping")])
+    if isinstance(max_broadcast_copies, bool) or not isinstance(max_broadcast_copies, int) \
+            or max_broadcast_copies < 0:
+        raise PlanError("max_broadcast_copies: must be a whole number >= 0, got %r"
+                        % (max_broadcast_copies,),
+                        [_check("options", False, "bad max_broadcast_copies")])
     partial = Plan(topology)
     checks = []
     clock = _Clock(partial.timings)
@@ -683,6 +713,7 @@ def plan(topology, engine="segment", assignment="renamed", engine_options=None, 
     clock.lap("macs")
     intent = build_intent(topology, routing, assignment_made, static_macs=static,
                           learning=learning)
+    intent["fabric"]["max_broadcast_copies"] = max_broadcast_copies
     partial.intent = intent
     clock.lap("intent")
     checks.extend(check_intent(topology, intent, routing=routing, verification=verification))

@@ -53,6 +53,7 @@ PLAN_DEFAULTS = {
     "vlan_range": None,
     "mac_learning": "static",
     "traffic": "uniform",
+    "max_broadcast_copies": None,  # None: the planner's default
 }
 
 FILE_NOTES = {
@@ -116,6 +117,9 @@ def plan_options(**given):
         if options[key] not in allowed:
             raise OutputError("%s: must be one of %s, got %r"
                               % (key, ", ".join(allowed), options[key]))
+    limit = options["max_broadcast_copies"]
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise OutputError("max_broadcast_copies: must be a whole number >= 0, got %r" % (limit,))
     if options["engine_options"] is not None and not isinstance(options["engine_options"], dict):
         raise OutputError("engine_options: must be a mapping of engine option -> value, got %r"
                           % (options["engine_options"],))
@@ -143,7 +147,9 @@ def compute_plan(topology, options):
                 engine_options=options["engine_options"], down=options["down_links"],
                 bank=options["bank"],
                 vlan_range=tuple(options["vlan_range"]) if options["vlan_range"] else None,
-                mac_learning=options["mac_learning"], traffic=options["traffic"])
+                mac_learning=options["mac_learning"], traffic=options["traffic"],
+                **({} if options["max_broadcast_copies"] is None
+                   else {"max_broadcast_copies": options["max_broadcast_copies"]}))
 
 
 _SCALARS = (str, int, float, bool, type(None))

@@ -114,6 +114,13 @@ options:
       - IDs 0, 1, 4095 and the IDs the switches' platforms reserve are never used.
     type: list
     elements: int
+  max_broadcast_copies:
+    description:
+      - The most times one broadcast (say an ARP request) may cross a switch-to-switch link before it
+        dies out; a plan above it is rejected (check C(broadcast_copies)). A fixed assignment floods along
+        one tree; a renamed one floods along every path of the routing, which can be exponentially many.
+      - Default 100000.
+    type: int
   mac_learning:
     description:
       - V(static) registers every host's MAC address statically on every switch, in every VLAN in which
@@ -254,6 +261,7 @@ ARGUMENT_SPEC = {
     "vlan_range": {"type": "list", "elements": "int"},
     "mac_learning": {"type": "str", "default": "static", "choices": ["static", "self"]},
     "traffic": {"type": "str", "default": "uniform"},
+    "max_broadcast_copies": {"type": "int"},
     "out": {"type": "path"},
 }
 MUTUALLY_EXCLUSIVE = [("topology", "topology_data")]

@@ -328,3 +328,66 @@ def test_host_limits_is_t_over_v_per_switch():
         assert row == {"T": 1000, "V": len(intent["switches"][name]["vlans"]),
                        "H": 1000 // len(intent["switches"][name]["vlans"])}
     assert limits["fabric"]["limit"] == min(row["H"] for row in limits["switches"].values())
+
+
+# ------------------------------------------------------- broadcast copies
+def brute_force_broadcast_crossings(intent, host):
+    """Follow every copy of one broadcast from ``host`` frame by frame
+    (802.1Q through the simulator's own classify/decide/egress) and count
+    the switch-to-switch link crossings."""
+    fabric = Dot1qFabric(intent)
+    switch, port, _mac = fabric.hosts[host]
+    vid, _reason = fabric.classify(switch, port, None)
+    frames = [(switch, port, vid)]
+    crossings = 0
+    while frames:
+        sw, in_port, vlan = frames.pop()
+        for out in fabric.decide(sw, in_port, vlan, "ff:ff:ff:ff:ff:ff")[0]:
+            tag, where = fabric.egress(sw, out, vlan)
+            if where is not None and where[0] == "switch":
+                crossings += 1
+                next_sw, next_port = where[1]
+                next_vid, _reason = fabric.classify(next_sw, next_port, tag)
+                if next_vid is not None:
+                    frames.append((next_sw, next_port, next_vid))
+        assert crossings < 10 ** 6, "the brute force is for small fabrics"
+    return crossings
+
+
+@pytest.mark.parametrize("spec, engine, assignment", [
+    ({"kind": "mesh", "dims": [3, 3]}, "segment", "renamed"),
+    ({"kind": "torus", "dims": [3, 3]}, "updown", "renamed"),
+    ({"kind": "random", "switches": 8, "degree": 3, "seed": 2}, "segment", "renamed"),
+    ({"kind": "mesh", "dims": [3, 3]}, "dor", "fixed"),
+])
+def test_broadcast_copies_counts_every_link_crossing_of_the_worst_broadcast(spec, engine,
+                                                                            assignment):
+    result = plan(topo(**spec), engine=engine, assignment=assignment)
+    fabric = Dot1qFabric(result.intent)
+    copies, switch, _vlan = fabric.broadcast_copies()
+    crossings = {name: brute_force_broadcast_crossings(result.intent, name)
+                 for name in result.intent["hosts"]}
+    assert copies == max(crossings.values())
+    worst_hosts = [h for h, n in crossings.items() if n == copies]
+    assert switch in {result.intent["hosts"][h]["switch"] for h in worst_hosts}
+    check = checks_by_name(result.checks)["broadcast_copies"]
+    assert check["ok"] and ("at most %d times" % copies) in check["detail"]
+    if assignment == "fixed":  # one tree per VLAN: each other switch once
+        assert copies == len(result.intent["switches"]) - 1
+
+
+def test_too_many_broadcast_copies_reject_the_plan_naming_the_switch():
+    fabric = topo(kind="torus", dims=[4, 4])
+    accepted = plan(fabric, engine="segment", assignment="renamed")
+    copies, switch, _vlan = Dot1qFabric(accepted.intent).broadcast_copies()
+    assert copies > 15  # renamed floods along many paths of the segment routing
+    assert accepted.intent["fabric"]["max_broadcast_copies"] == 100000
+    with pytest.raises(PlanError) as info:
+        plan(fabric, engine="segment", assignment="renamed", max_broadcast_copies=copies - 1)
+    failed = {check["name"]: check for check in info.value.checks if not check["ok"]}
+    assert set(failed) == {"broadcast_copies"}
+    assert failed["broadcast_copies"]["switch"] == switch
+    assert "crosses switch links %d times" % copies in str(info.value)
+    assert "assignment=fixed" in str(info.value)
+    with pytest.raises(PlanError, match="max_broadcast_copies: must be a whole number"):
+        plan(fabric, max_broadcast_copies=-1)
