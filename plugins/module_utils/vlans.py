@@ -76,6 +76,7 @@ import networkx as nx
 import numpy as np
 
 from .errors import EtherclusterError
+from .platforms.capabilities import CAPABILITIES
 from .routing.base import RoutingError
 
 # Default banks (inclusive ranges). Two disjoint halves so the next routing
@@ -89,32 +90,14 @@ BANKS = tuple(VLAN_BANKS)
 # bridge default_pvid, Huawei, H3C), so a routing VLAN must not be it.
 ALWAYS_RESERVED = frozenset({0, 1, 4095})
 
-# IDs a platform keeps for itself (cannot be created or used as PVID).
-# Sources: Cisco IOS reserves 1002-1005 for its default FDDI/Token Ring
-# VLANs (Cisco IOS VLAN configuration guide, "Normal-range VLANs").
-# Extend this table, or pass ``reserved=`` to the assignment, for a
-# platform whose documentation names internal VLANs.
-PLATFORM_RESERVED_VLANS = {
-    "ios": frozenset(range(1002, 1006)),
-    "cisco_ios": frozenset(range(1002, 1006)),
-}
-
-# How a platform can make a port an untagged member of several VLANs with
-# its own PVID, which both assignments need (DESIGN.md "Platforms").
-# None: access/trunk only (one untagged VLAN per port) -- cannot run
-# switch-tagged routing.
-PLATFORM_PORT_MODES = {
-    "ovs": "openflow",
-    "pica8": "openflow",
-    "dell_os6": "general",
-    "dell_powerconnect": "general",
-    "huawei": "hybrid",
-    "h3c": "hybrid",
-    "tplink": "hybrid",
-    "linux_bridge": "vlan_filtering",
-    "ios": None,
-    "cisco_ios": None,
-}
+# IDs a platform keeps for itself (cannot be created or used as PVID), and
+# how a platform can make a port an untagged member of several VLANs with
+# its own PVID, which both assignments need (DESIGN.md "Platforms"); None:
+# access/trunk only -- cannot run switch-tagged routing. Both come from the
+# platform capability table (platforms/capabilities.py, docs/platforms.md).
+PLATFORM_RESERVED_VLANS = {name: row.reserved_vlans for name, row in CAPABILITIES.items()
+                           if row.reserved_vlans}
+PLATFORM_PORT_MODES = {name: row.port_mode for name, row in CAPABILITIES.items()}
 
 KINDS = ("fixed", "renamed")
 

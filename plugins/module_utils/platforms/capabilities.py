@@ -1,0 +1,157 @@
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What each switch platform can do, for the plan's checks and the docs
+(DESIGN.md "Platforms", docs/platforms.md "Capabilities").
+
+Switch-tagged routing needs ports that are untagged members of several
+VLANs, each port with its own PVID (switch-tagged VLAN paper §3.1-§3.2):
+802.1Q "general" ports (Dell OS6/PowerConnect), "hybrid" ports (Huawei VRP,
+H3C Comware), a Linux bridge with ``vlan_filtering`` or an OpenFlow
+pipeline (Open vSwitch). Access/trunk-only platforms (Cisco IOS style:
+one untagged VLAN per port) cannot hold it and are refused by
+:func:`require_renderable` before anything is rendered or pushed.
+
+``max_vlans`` and ``static_macs`` are the platform's ceilings when a
+switch of the topology does not give its own (``max_vlans``,
+``mac_table_size`` per switch win: models of one family differ); ``None``
+means "no platform-wide figure, the switch's own limit applies".
+Standard library only.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..errors import EtherclusterError
+
+DOT1Q_MAX_VLANS = 4094  # 802.1Q: IDs 1-4094 (0 and 4095 reserved)
+
+
+class PlatformError(EtherclusterError):
+    """A switch's platform cannot run switch-tagged routing, its intent
+    cannot be rendered for it, or a config text cannot be read back (names
+    the switch, port, field or line). Defined here so that this table
+    imports with the standard library only (vlans.py, intent.py)."""
+
+
+class Capabilities(NamedTuple):
+    """One platform's row of the capability table."""
+
+    platform: str
+    port_mode: str | None   # general | hybrid | vlan_filtering | openflow | None (access/trunk only)
+    max_vlans: int | None   # VLANs the platform can hold at once
+    static_macs: int | None  # static MAC entries (None: the switch's mac_table_size)
+    speeds_mbps: tuple      # speeds a port can be forced to (empty: not checked)
+    stp_disable: str        # how STP is turned off
+    reserved_vlans: frozenset  # IDs the platform keeps for itself (beyond 0, 1, 4095)
+    config_extension: str   # extension of configs/<switch>.<ext>
+    renderer: str | None    # module in platforms/ that renders it (None: not renderable)
+    description: str
+
+
+_TABLE = (
+    # ovs: any speed (a tc tbf shaper on the lab's veth), hence no list
+    Capabilities("ovs", "openflow", DOT1Q_MAX_VLANS, None, (),
+                 "ovs-vsctl set Bridge br0 stp_enable=false rstp_enable=false", frozenset(), "flows", "ovs",
+                 "Open vSwitch: OpenFlow 1.3 pipeline of an 802.1Q general-mode switch"),
+    Capabilities("dell_os6", "general", DOT1Q_MAX_VLANS, None, (10, 100, 1000, 10000),
+                 "no spanning-tree", frozenset(), "cfg", "dell_os6",
+                 "Dell EMC Networking N-Series / PowerConnect (OS6): switchport mode general"),
+    Capabilities("dell_powerconnect", "general", DOT1Q_MAX_VLANS, None, (10, 100, 1000),
+                 "no spanning-tree", frozenset(), "cfg", "dell_os6",
+                 "Dell PowerConnect (same CLI as OS6 for what is rendered)"),
+    Capabilities("huawei_vrp", "hybrid", DOT1Q_MAX_VLANS, None, (10, 100, 1000, 10000),
+                 "stp disable", frozenset(), "cfg", "huawei_vrp",
+                 "Huawei VRP (S series): port link-type hybrid"),
+    Capabilities("linux_bridge", "vlan_filtering", DOT1Q_MAX_VLANS, None, (10, 100, 1000, 10000),
+                 "ip link ... type bridge stp_state 0 (ifupdown2: bridge-stp off)", frozenset(),
+                 "sh", "linux_bridge",
+                 "Linux bridge with vlan_filtering 1 (iproute2 script; ifupdown2 file beside it)"),
+    Capabilities("pica8", "openflow", DOT1Q_MAX_VLANS, None, (), "OpenFlow mode (no STP)",
+                 frozenset(), "flows", None, "Pica8 PicOS in OpenFlow mode (no renderer yet)"),
+    Capabilities("huawei", "hybrid", DOT1Q_MAX_VLANS, None, (10, 100, 1000, 10000),
+                 "stp disable", frozenset(), "cfg", "huawei_vrp", "alias of huawei_vrp"),
+    Capabilities("h3c", "hybrid", DOT1Q_MAX_VLANS, None, (), "undo stp global enable",
+                 frozenset(), "cfg", None, "H3C Comware hybrid ports (no renderer yet)"),
+    Capabilities("tplink", "hybrid", DOT1Q_MAX_VLANS, None, (), "(web UI)", frozenset(), "cfg",
+                 None, "TP-Link smart switches, 802.1Q VLAN per-port PVID (no renderer yet)"),
+    # Cisco IOS keeps 1002-1005 for its default FDDI/Token Ring VLANs (IOS VLAN
+    # configuration guide, "Normal-range VLANs"); its ports are access or trunk.
+    Capabilities("cisco_ios", None, DOT1Q_MAX_VLANS, None, (10, 100, 1000),
+                 "no spanning-tree vlan ...", frozenset(range(1002, 1006)), "cfg", None,
+                 "Cisco IOS: access/trunk ports only (one untagged VLAN per port)"),
+    Capabilities("ios", None, DOT1Q_MAX_VLANS, None, (10, 100, 1000),
+                 "no spanning-tree vlan ...", frozenset(range(1002, 1006)), "cfg", None,
+                 "alias of cisco_ios"),
+)
+
+CAPABILITIES = {row.platform: row for row in _TABLE}
+
+
+def renderable_platforms():
+    """Names of the platforms that have a renderer, sorted."""
+    return sorted(name for name, row in CAPABILITIES.items() if row.renderer and row.port_mode)
+
+
+def platform_capabilities(name):
+    """The :class:`Capabilities` row of platform ``name``; raises
+    :class:`PlatformError` for a platform not in the table (listing those
+    that are)."""
+    if name not in CAPABILITIES:
+        raise PlatformError("unknown platform %r; known platforms: %s"
+                            % (name, ", ".join(sorted(CAPABILITIES))))
+    return CAPABILITIES[name]
+
+
+def require_renderable(name, switch="switch"):
+    """The capability row of switch ``switch``'s platform ``name`` if
+    switch-tagged routing can be rendered for it; otherwise a
+    :class:`PlatformError` saying why and which platforms work."""
+    works = ", ".join(renderable_platforms())
+    if name not in CAPABILITIES:
+        raise PlatformError("switch %s: unknown platform %r; platforms that can run switch-tagged "
+                            "routing: %s" % (switch, name, works))
+    row = CAPABILITIES[name]
+    if row.port_mode is None:
+        raise PlatformError("switch %s: platform %s has access/trunk ports only (one untagged VLAN "
+                            "per port); switch-tagged routing needs ports that are untagged members "
+                            "of several VLANs with their own PVID (general/hybrid mode, a "
+                            "vlan_filtering bridge or OpenFlow). Platforms that work: %s"
+                            % (switch, name, works))
+    if row.renderer is None:
+        raise PlatformError("switch %s: platform %s could run switch-tagged routing (%s ports) but "
+                            "has no renderer yet; platforms that can be rendered: %s"
+                            % (switch, name, row.port_mode, works))
+    return row
+
+
+def check_switch(name, entry):
+    """Problems (strings, each naming switch ``name``) of one intent entry
+    against its platform's capabilities: the platform itself, VLAN count,
+    static MAC count, port speeds and reserved VLANs. Empty when fine."""
+    platform = entry.get("platform")
+    try:
+        row = require_renderable(platform, name)
+    except PlatformError as error:
+        return [str(error)]
+    problems = []
+    vlans = entry.get("vlans", [])
+    if row.max_vlans is not None and len(vlans) > row.max_vlans:
+        problems.append("switch %s: %d VLANs, platform %s holds at most %d"
+                        % (name, len(vlans), platform, row.max_vlans))
+    reserved = sorted(set(vlans) & row.reserved_vlans)
+    if reserved:
+        problems.append("switch %s: VLAN %d is reserved on platform %s" % (name, reserved[0], platform))
+    statics = entry.get("static_macs", [])
+    if row.static_macs is not None and len(statics) > row.static_macs:
+        problems.append("switch %s: %d static MAC entries, platform %s holds at most %d"
+                        % (name, len(statics), platform, row.static_macs))
+    if row.speeds_mbps:
+        for port, config in sorted(entry.get("ports", {}).items()):
+            speed = config.get("speed_mbps")
+            if speed is not None and speed not in row.speeds_mbps:
+                problems.append("switch %s port %s: speed %s Mb/s, platform %s can force %s"
+                                % (name, port, speed, platform,
+                                   ", ".join(str(value) for value in row.speeds_mbps)))
+    return problems

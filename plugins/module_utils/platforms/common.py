@@ -1,0 +1,235 @@
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the text renderers (``dell_os6``, ``huawei_vrp``, ``linux_bridge``)
+share: checking one switch's intent entry (INTENT.md ``switches.<name>``)
+into a canonical form, VLAN lists as ranges, interface names, MAC address
+spellings and the Jinja2 environment of ``templates/``.
+
+The canonical form is what a config text can hold and what a parser gives
+back, so a round trip (intent -> render -> parse) is compared on it::
+
+    {"stp": False, "vlans": [100, 101],
+     "ports": {"1": {"pvid": 100, "untagged": [100, 101], "tagged": [],
+                     "admin": "up", "speed_mbps": 1000}},
+     "static_macs": [{"mac": "02:00:00:00:00:01", "vlan": 100, "port": "1"}]}
+
+Ports are sorted by number, VLAN lists ascending, static entries by
+(VLAN, MAC); other intent fields (``role``, ``peer``, ``limits``...) are
+not part of a switch's configuration and are dropped.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import jinja2
+import netaddr
+
+from .capabilities import PlatformError
+
+TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
+ADMIN_STATES = ("up", "down")
+_PORT_RE = re.compile(r"^[1-9][0-9]*$")
+
+
+def _vlan(value, where):
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 4094:
+        raise PlatformError("%s: VLAN ID must be an integer 1-4094, got %r" % (where, value))
+    return value
+
+
+def _vlan_list(value, where):
+    if not isinstance(value, (list, tuple)):
+        raise PlatformError("%s: must be a list of VLAN IDs, got %r" % (where, value))
+    return sorted({_vlan(item, where) for item in value})
+
+
+def mac_address(value, where):
+    """``value`` (any usual spelling) as ``aa:bb:cc:dd:ee:ff``."""
+    try:
+        mac = netaddr.EUI(str(value), version=48)
+    except (netaddr.AddrFormatError, TypeError, ValueError):
+        raise PlatformError("%s: not a MAC address: %r" % (where, value)) from None
+    mac.dialect = netaddr.mac_unix_expanded
+    return str(mac)
+
+
+def mac_dotted(mac):
+    """``aa:bb:cc:dd:ee:ff`` as ``aabb.ccdd.eeff`` (Cisco-style H.H.H)."""
+    digits = mac.replace(":", "")
+    return ".".join(digits[i:i + 4] for i in range(0, 12, 4))
+
+
+def mac_dashed(mac):
+    """``aa:bb:cc:dd:ee:ff`` as ``aabb-ccdd-eeff`` (Huawei H-H-H)."""
+    return mac_dotted(mac).replace(".", "-")
+
+
+def port_key(port):
+    """Sort key of a topology port name (numbers in numeric order)."""
+    return (0, int(port), "") if port.isdigit() else (1, 0, port)
+
+
+def canonical_switch(config, switch="switch"):
+    """Check one switch's intent entry ``config`` and return its canonical
+    form (module doc). Raises :class:`PlatformError` naming the switch,
+    port and field at fault."""
+    if not isinstance(config, dict):
+        raise PlatformError("switch %s: intent entry must be a mapping, got %r" % (switch, config))
+    stp = config.get("stp", False)
+    if not isinstance(stp, bool):
+        raise PlatformError("switch %s: stp must be true or false, got %r" % (switch, stp))
+    vlans = _vlan_list(config.get("vlans", []), "switch %s: vlans" % switch)
+    ports_in = config.get("ports", {})
+    if not isinstance(ports_in, dict):
+        raise PlatformError("switch %s: ports must be a mapping, got %r" % (switch, ports_in))
+    ports = {}
+    for port in sorted((str(name) for name in ports_in), key=port_key):
+        where = "switch %s port %s" % (switch, port)
+        if not _PORT_RE.match(port):
+            raise PlatformError("%s: port names must be positive numbers (the interface name "
+                                "comes from the platform's pattern or map)" % where)
+        entry = ports_in[port] if port in ports_in else ports_in[int(port)]
+        if not isinstance(entry, dict):
+            raise PlatformError("%s: must be a mapping, got %r" % (where, entry))
+        untagged = _vlan_list(entry.get("untagged", []), where + ": untagged")
+        tagged = _vlan_list(entry.get("tagged", []), where + ": tagged")
+        both = sorted(set(untagged) & set(tagged))
+        if both:
+            raise PlatformError("%s: VLAN %s both tagged and untagged" % (where, both[0]))
+        outside = sorted((set(untagged) | set(tagged)) - set(vlans))
+        if outside:
+            raise PlatformError("%s: member of VLAN %s which is not in the switch's vlans"
+                                % (where, outside[0]))
+        pvid = entry.get("pvid")
+        if pvid is not None:
+            _vlan(pvid, where + ": pvid")
+            if pvid not in vlans:
+                raise PlatformError("%s: pvid %s is not in the switch's vlans" % (where, pvid))
+        admin = entry.get("admin", "up")
+        if admin not in ADMIN_STATES:
+            raise PlatformError("%s: admin must be up or down, got %r" % (where, admin))
+        speed = entry.get("speed_mbps")
+        if speed is not None and (isinstance(speed, bool) or not isinstance(speed, int) or speed <= 0):
+            raise PlatformError("%s: speed_mbps must be a positive integer, got %r" % (where, speed))
+        ports[port] = {"pvid": pvid, "untagged": untagged, "tagged": tagged, "admin": admin,
+                       "speed_mbps": speed}
+    statics = []
+    seen = {}
+    for number, entry in enumerate(config.get("static_macs", []) or []):
+        where = "switch %s static_macs[%d]" % (switch, number)
+        if not isinstance(entry, dict):
+            raise PlatformError("%s: must be a mapping, got %r" % (where, entry))
+        mac = mac_address(entry.get("mac"), where + ": mac")
+        vlan = _vlan(entry.get("vlan"), where + ": vlan")
+        port = str(entry.get("port"))
+        if port not in ports:
+            raise PlatformError("%s: port %s is not among the switch's ports" % (where, port))
+        if vlan not in ports[port]["untagged"] and vlan not in ports[port]["tagged"]:
+            raise PlatformError("%s: port %s is not a member of VLAN %d" % (where, port, vlan))
+        if (mac, vlan) in seen and seen[(mac, vlan)] != port:
+            raise PlatformError("%s: %s in VLAN %d is already on port %s"
+                                % (where, mac, vlan, seen[(mac, vlan)]))
+        seen[(mac, vlan)] = port
+        statics.append({"mac": mac, "vlan": vlan, "port": port})
+    statics = sorted({(s["vlan"], s["mac"], s["port"]) for s in statics})
+    return {"stp": stp, "vlans": vlans, "ports": ports,
+            "static_macs": [{"mac": mac, "vlan": vlan, "port": port} for vlan, mac, port in statics]}
+
+
+def vlan_ranges(vlans):
+    """Ascending VLAN IDs as ``[(first, last), ...]`` runs of consecutive IDs."""
+    runs = []
+    for vlan in sorted(set(vlans)):
+        if runs and vlan == runs[-1][1] + 1:
+            runs[-1][1] = vlan
+        else:
+            runs.append([vlan, vlan])
+    return [tuple(run) for run in runs]
+
+
+def expand_ranges(text, where):
+    """A VLAN list as Dell writes it (``"100-102,105"``) or Huawei does
+    (``"100 to 102 105"``) as a list of VLAN IDs."""
+    tokens = [token for token in re.split(r"[,\s]+", text.replace("-", " to ")) if token]
+    vlans = []
+    index = 0
+    try:
+        while index < len(tokens):
+            low = high = int(tokens[index])
+            if index + 1 < len(tokens) and tokens[index + 1] == "to":
+                high = int(tokens[index + 2])
+                index += 3
+            else:
+                index += 1
+            if low > high:
+                raise PlatformError("%s: VLAN range %d-%d runs backwards" % (where, low, high))
+            vlans.extend(_vlan(vlan, where) for vlan in range(low, high + 1))
+    except (ValueError, IndexError):
+        raise PlatformError("%s: not a VLAN list: %r" % (where, text)) from None
+    return vlans
+
+
+def interface_namer(pattern, interface_names=None, switch="switch"):
+    """A function port -> interface name: ``interface_names[port]`` when the
+    map names the port (the topology's per-switch interface map), else
+    ``pattern.format(port=port)`` (the platform's default naming)."""
+    names = {str(port): str(name) for port, name in (interface_names or {}).items()}
+    if len(set(names.values())) != len(names):
+        raise PlatformError("switch %s: interface_names maps two ports to one interface" % switch)
+
+    def name_of(port):
+        return names.get(str(port), pattern.format(port=port))
+    return name_of
+
+
+def port_reader(pattern, interface_names=None):
+    """The inverse of :func:`interface_namer`: a function interface name ->
+    topology port (``None`` for an interface that is not a topology port)."""
+    names = {str(name).lower(): str(port) for port, name in (interface_names or {}).items()}
+    head, tail = pattern.split("{port}")
+    default = re.compile("^%s([1-9][0-9]*)%s$" % (re.escape(head.lower()), re.escape(tail.lower())))
+
+    def port_of(interface):
+        key = interface.lower()
+        if key in names:
+            return names[key]
+        found = default.match(key)
+        return found.group(1) if found else None
+    return port_of
+
+
+def environment():
+    """The Jinja2 environment of the platform templates (strict: a missing
+    variable is an error, not an empty string)."""
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,  # config text, not HTML  # noqa: S701
+    )
+
+
+def render_template(name, **context):
+    """Fill ``templates/<name>`` with ``context``."""
+    return environment().get_template(name).render(**context)
+
+
+def empty_port():
+    """A port as a parser first sees it: no PVID, no membership, up, speed unset."""
+    return {"pvid": None, "untagged": [], "tagged": [], "admin": "up", "speed_mbps": None}
+
+
+def finish_parsed(stp, vlans, ports, statics):
+    """A parser's findings in the canonical form (sorted, de-duplicated)."""
+    for entry in ports.values():
+        entry["untagged"] = sorted(set(entry["untagged"]))
+        entry["tagged"] = sorted(set(entry["tagged"]))
+    ordered = {port: ports[port] for port in sorted(ports, key=port_key)}
+    statics = sorted(set(statics))
+    return {"stp": stp, "vlans": sorted(set(vlans)), "ports": ordered,
+            "static_macs": [{"mac": mac, "vlan": vlan, "port": port} for vlan, mac, port in statics]}

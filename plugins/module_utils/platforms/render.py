@@ -1,0 +1,68 @@
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Offline rendering: every switch's configuration from the intent, as
+files ``configs/<switch>.<ext>`` (no connection to any switch).
+
+:func:`render_configs` is what the plan calls; it refuses the whole
+intent, before writing anything, if any switch's platform cannot run
+switch-tagged routing or has no renderer (capabilities.require_renderable).
+"""
+
+from __future__ import annotations
+
+from . import dell_os6, huawei_vrp, linux_bridge, ovs
+from .capabilities import require_renderable
+from .common import PlatformError
+
+CONFIG_DIR = "configs"
+
+
+def _render_ovs(config, switch, interface_names=None):
+    if interface_names:
+        raise PlatformError("switch %s: ovs uses the topology's port numbers as OpenFlow ports; "
+                            "an interface-name map does not apply" % switch)
+    return ovs.flows_text(ovs.render(config, switch)["flows"])
+
+
+# renderer name -> ((extension, function(config, switch, interface_names) -> text), ...)
+RENDERERS = {
+    "ovs": (("flows", _render_ovs),),
+    "dell_os6": ((dell_os6.CONFIG_EXTENSION, dell_os6.render),),
+    "huawei_vrp": ((huawei_vrp.CONFIG_EXTENSION, huawei_vrp.render),),
+    "linux_bridge": ((linux_bridge.CONFIG_EXTENSION, linux_bridge.render),
+                     (linux_bridge.INTERFACES_EXTENSION, linux_bridge.render_interfaces)),
+}
+
+# renderer name -> parse(text, interface_names, switch) for the first file above
+PARSERS = {
+    "dell_os6": dell_os6.parse,
+    "huawei_vrp": huawei_vrp.parse,
+    "linux_bridge": linux_bridge.parse,
+}
+
+
+def render_switch(name, entry, interface_names=None):
+    """``{extension: text}`` for switch ``name``'s intent entry ``entry``."""
+    row = require_renderable(entry.get("platform"), name)
+    return {extension: function(entry, name, interface_names)
+            for extension, function in RENDERERS[row.renderer]}
+
+
+def render_configs(intent, interface_names=None):
+    """Every switch's configuration: ``{"configs/<switch>.<ext>": text}``
+    (sorted by file name). ``interface_names``: optional ``{switch:
+    {port: interface name}}`` (the topology's per-switch map). Raises
+    :class:`~.common.PlatformError` naming the first switch that cannot be
+    rendered; nothing is returned in that case."""
+    switches = intent.get("switches") if isinstance(intent, dict) else None
+    if not isinstance(switches, dict):
+        raise PlatformError("intent: has no switches mapping")
+    names = interface_names or {}
+    for name in sorted(switches):
+        require_renderable(switches[name].get("platform"), name)
+    files = {}
+    for name in sorted(switches):
+        for extension, text in render_switch(name, switches[name], names.get(name)).items():
+            files["%s/%s.%s" % (CONFIG_DIR, name, extension)] = text
+    return dict(sorted(files.items()))
