@@ -6,6 +6,7 @@ name already taken is refused."""
 import os
 import signal
 import subprocess
+import time
 
 import pytest
 from lab_helpers import processes_mentioning, root_interfaces
@@ -87,7 +88,16 @@ def test_changed_options_or_a_dead_daemon_make_lab_up_rebuild(clean):
     assert result["outcome"] == "rebuilt" and "teardown_old" in result["timings"]
     sw1 = slower["switches"]["sw1"]
     with open(os.path.join(sw1["dir"], "ovs-vswitchd.pid"), encoding="utf-8") as handle:
-        os.kill(int(handle.read()), signal.SIGKILL)
+        pid = int(handle.read())
+    os.kill(pid, signal.SIGKILL)
+    # SIGKILL is asynchronous: wait until the process has left its namespace
+    deadline = time.monotonic() + 10
+    while os.path.exists("/proc/%d/ns/net" % pid) and time.monotonic() < deadline:
+        try:
+            os.readlink("/proc/%d/ns/net" % pid)
+        except OSError:
+            break
+        time.sleep(0.05)
     result = runner.lab_up(slower)
     assert result["outcome"] == "rebuilt"
     assert result["reasons"] == ["sw1: ovs-vswitchd is not running"]
