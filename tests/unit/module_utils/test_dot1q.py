@@ -256,7 +256,7 @@ def test_end_to_end_8021q_delivery_from_the_intent_alone(spec, engine, kind):
         assert kind == "fixed" and set(failed) == {"vlan_assignment"}, exc.checks
         source = failed["vlan_assignment"]["switch"]
         assert not_a_tree(exc.plan.routing, source)
-        pytest.skip("fixed refused: the paths from %s are no tree" % source)
+        return  # a correct refusal, checked above: nothing is delivered by it
     routing = result.routing
     intent = copy.deepcopy(result.intent)      # the simulator sees plain data only
     fabric = Dot1qFabric(intent)
