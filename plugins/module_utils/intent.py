@@ -43,10 +43,10 @@ from .dot1q import Dot1qFabric
 from .errors import EtherclusterError
 from .macs import self_learning_plan, static_mac_table
 from .metrics import busiest_channels, hop_distances, traffic_pattern, uniform
+from .platforms.capabilities import require_renderable
 from .routing import compute_routing
 from .topology import DEFAULT_SPEED_MBPS, Topology
-from .vlans import (ALWAYS_RESERVED, KINDS, PLATFORM_PORT_MODES, PLATFORM_RESERVED_VLANS,
-                    assign_vlans)
+from .vlans import ALWAYS_RESERVED, KINDS, PLATFORM_RESERVED_VLANS, assign_vlans
 
 SCHEMA = "ethercluster.routing/intent/v1"
 MAC_LEARNING = ("static", "self")
@@ -219,22 +219,23 @@ def host_limits(intent):
 
 
 def _check_platforms(intent):
-    bad, unknown = [], []
+    """Every switch's platform can run switch-tagged routing (general or
+    hybrid ports, a VLAN-filtering bridge, OpenFlow) and has a renderer:
+    the capability table, platforms/capabilities.py."""
+    by_platform = {}
     for name, entry in intent["switches"].items():
-        platform = entry.get("platform")
-        if platform in PLATFORM_PORT_MODES and PLATFORM_PORT_MODES[platform] is None:
-            bad.append("%s (%s)" % (name, platform))
-        elif platform not in PLATFORM_PORT_MODES:
-            unknown.append("%s (%s)" % (name, platform))
-    if bad:
-        return _check("platform_ports", False,
-                      "switch-tagged routing needs ports that are untagged members of several "
-                      "VLANs with their own PVID (general/hybrid mode); access/trunk-only "
-                      "platforms cannot do it: %s" % _listing(bad), bad[0].split(" ")[0])
-    detail = "every platform supports general/hybrid ports"
-    if unknown:
-        detail += " (assumed for platforms not in the table: %s)" % _listing(unknown)
-    return _check("platform_ports", True, detail)
+        by_platform.setdefault(entry.get("platform"), []).append(name)
+    problems = []
+    for platform, names in by_platform.items():
+        try:
+            require_renderable(platform, names[0])
+        except EtherclusterError as exc:
+            also = " (the same for %s)" % _listing(names[1:]) if len(names) > 1 else ""
+            problems.append((names[0], "%s%s" % (exc, also)))
+    if problems:
+        return _check("platform_ports", False, _listing(p for _n, p in problems), problems[0][0])
+    return _check("platform_ports", True, "every platform has general/hybrid ports (or "
+                  "equivalent) and a renderer")
 
 
 def _check_vlan_ids(intent):

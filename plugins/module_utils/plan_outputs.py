@@ -5,17 +5,20 @@
 of those files: the pure-Python half of the ``ethercluster.routing.plan``
 action plugin (and of the ``vlan_assignment``/``static_mac_table`` filters).
 
-An output directory holds three files:
+An output directory holds:
 
 * ``intent.json`` -- the switch intent (schema ``ethercluster.routing/intent/v1``),
   written only when every check passed;
+* ``configs/<switch>.<ext>`` -- each switch's configuration in its
+  platform's own syntax (platforms/render.py), written with the intent;
 * ``report.md`` -- the numbers and every check with its result, written on
   success and on failure (a rejected plan's report says why);
 * ``fabric.svg`` -- the fabric with each link coloured by channel load.
 
 A rejected input must not leave an earlier, now stale ``intent.json``
 looking current: it is renamed ``intent.json.stale`` (kept for inspection;
-nothing reads that name), and likewise ``fabric.svg`` when the topology
+nothing reads that name), and so is every file in ``configs/`` that this run
+does not make, and ``fabric.svg`` when the topology
 itself cannot be read. Files are replaced atomically and only when their
 content changes, so a second run with the same input changes nothing.
 """
@@ -32,12 +35,14 @@ import numpy as np
 from .errors import EtherclusterError
 from .fabric_svg import fabric_svg
 from .plan_report import render_report, report_context
+from .platforms.render import CONFIG_DIR, render_configs
 from .topology import Topology, load_topology, topology_from_data
 
 INTENT_FILE = "intent.json"
 REPORT_FILE = "report.md"
 PICTURE_FILE = "fabric.svg"
 OUTPUT_FILES = (INTENT_FILE, REPORT_FILE, PICTURE_FILE)
+CONFIGS_NOTE = "configs/<switch>.<ext>"
 STALE_SUFFIX = ".stale"
 
 ASSIGNMENTS = ("fixed", "renamed")
@@ -60,6 +65,7 @@ FILE_NOTES = {
     INTENT_FILE: "the switch intent: per switch VLANs, port PVIDs and memberships, static MAC entries",
     REPORT_FILE: "this report",
     PICTURE_FILE: "the fabric, each link coloured and thickened by its channel load",
+    CONFIGS_NOTE: "each switch's configuration in its platform's syntax (docs/platforms.md)",
 }
 
 
@@ -349,6 +355,7 @@ def run_plan(topology, source="topology data", **given):
         return result
     try:
         plan = compute_plan(loaded, options)
+        configs = render_configs(plan.intent)
     except EtherclusterError as exc:
         # a PlanError carries the partial plan (routing, metrics, every check
         # run, maybe the rejected intent): the report and picture show them
@@ -379,6 +386,7 @@ def run_plan(topology, source="topology data", **given):
             files=_file_notes(accepted=True))),
         PICTURE_FILE: picture(loaded, options, plan=plan, loads=result.loads, summary=result.summary),
     }
+    result.contents.update(configs)
     return result
 
 
@@ -396,6 +404,7 @@ def _file_notes(accepted):
     if not accepted:
         notes[INTENT_FILE] = ("not written (the plan was rejected); an earlier one, if any, "
                               "is renamed intent.json.stale")
+        notes[CONFIGS_NOTE] = "not written; earlier ones, if any, are renamed *.stale"
     return notes
 
 
@@ -451,12 +460,20 @@ def sync_files(out_dir, contents, check_mode=False):
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise OutputError("out: %s exists and is not a directory" % out_dir)
     changes = []
-    for name in OUTPUT_FILES:
-        if name not in contents:
+    # configs/: the files this run makes, and any other one found there
+    # (a switch gone, or a rejected plan), which is stale
+    configs = sorted(name for name in contents if name.startswith(CONFIG_DIR + "/"))
+    found = os.path.join(out_dir, CONFIG_DIR)
+    if os.path.isdir(found):
+        configs += sorted("%s/%s" % (CONFIG_DIR, entry) for entry in os.listdir(found)
+                          if not entry.endswith(STALE_SUFFIX) and not entry.startswith(".")
+                          and "%s/%s" % (CONFIG_DIR, entry) not in contents)
+    for name in OUTPUT_FILES + tuple(configs):
+        if name not in contents and not name.startswith(CONFIG_DIR + "/"):
             continue
         path = os.path.join(out_dir, name)
         before = _read(path) if os.path.isdir(out_dir) else None
-        after = contents[name]
+        after = contents.get(name)
         if after is None:
             state = "stale" if before is not None else "absent"
         elif before is None:
@@ -471,6 +488,7 @@ def sync_files(out_dir, contents, check_mode=False):
         os.makedirs(out_dir, exist_ok=True)
         for change in changes:
             if change["state"] in ("created", "updated"):
+                os.makedirs(os.path.dirname(change["path"]), exist_ok=True)
                 _write_atomically(change["path"], change["after"])
             elif change["state"] == "stale":
                 os.replace(change["path"], change["path"] + STALE_SUFFIX)

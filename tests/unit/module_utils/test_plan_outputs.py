@@ -267,3 +267,43 @@ def test_bare_topology_picture_has_no_load_legend():
     root = parse(text)
     assert len(link_groups(root)) == len(topology.links)
     assert "channel load" not in text
+
+
+# ---------------------------------------------------------------- configs
+def sync_plan(out, topology_data, **options):
+    result = run_plan(topology_data, **options)
+    return result, {change["name"]: change["state"] for change in sync_files(str(out), result.contents)}
+
+
+def test_an_accepted_plan_writes_every_switchs_config_in_its_platforms_syntax(tmp_path):
+    data = generated(kind="mesh", dims=[2, 2]).to_data()
+    data["switches"]["sw1"]["platform"] = "dell_os6"
+    data["switches"]["sw2"]["platform"] = "huawei_vrp"
+    data["switches"]["sw3"]["platform"] = "linux_bridge"
+    result, states = sync_plan(tmp_path, data, routing="dor")
+    assert result.accepted
+    assert {name: state for name, state in states.items() if name.startswith("configs/")} == {
+        "configs/sw0.flows": "created", "configs/sw1.cfg": "created", "configs/sw2.cfg": "created",
+        "configs/sw3.sh": "created", "configs/sw3.interfaces": "created"}
+    assert "switchport mode general" in (tmp_path / "configs" / "sw1.cfg").read_text()
+    assert "port link-type hybrid" in (tmp_path / "configs" / "sw2.cfg").read_text()
+    assert "vlan_filtering 1" in (tmp_path / "configs" / "sw3.sh").read_text()
+    _result, again = sync_plan(tmp_path, data, routing="dor")
+    assert set(again.values()) == {"unchanged"}
+
+
+def test_configs_not_made_by_this_run_are_renamed_stale(tmp_path):
+    bigger = generated(kind="mesh", dims=[3, 2]).to_data()
+    _result, states = sync_plan(tmp_path, bigger, routing="dor")
+    assert states["configs/sw5.flows"] == "created"
+    smaller = generated(kind="mesh", dims=[2, 2]).to_data()
+    _result, states = sync_plan(tmp_path, smaller, routing="dor")
+    assert states["configs/sw5.flows"] == "stale" and states["configs/sw4.flows"] == "stale"
+    rejected = dict(smaller)
+    rejected["switches"] = {name: dict(entry, platform="h3c")
+                            for name, entry in smaller["switches"].items()}
+    result, states = sync_plan(tmp_path, rejected, routing="dor")
+    assert not result.accepted and "has no renderer yet" in str(result.error)
+    assert {states["configs/sw%d.flows" % i] for i in range(4)} == {"stale"}
+    assert listing(tmp_path / "configs") == sorted(
+        ["sw%d.flows.stale" % i for i in range(6)])

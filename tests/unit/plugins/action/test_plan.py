@@ -71,7 +71,9 @@ def playbook(ansible_cli, *args, cwd):
 
 
 def read_outputs(out):
-    return {name: (out / name).read_text(encoding="utf-8") for name in sorted(os.listdir(out))}
+    """Every output file by its path under ``out`` (configs/ included)."""
+    return {str(path.relative_to(out)): path.read_text(encoding="utf-8")
+            for path in sorted(out.rglob("*")) if path.is_file()}
 
 
 @pytest.fixture(scope="module")
@@ -86,13 +88,15 @@ def first_run(ansible_cli, tmp_path_factory):
     return out, result, read_outputs(out)
 
 
-def test_first_run_writes_the_three_files(first_run):
+def test_first_run_writes_the_outputs_and_every_switchs_config(first_run):
     out, result, files = first_run
-    assert sorted(files) == ["fabric.svg", "intent.json", "report.md"]
+    configs = ["configs/%s.flows" % name for name in load_topology(DEFAULT_TOPOLOGY).switches]
+    assert sorted(files) == sorted(["fabric.svg", "intent.json", "report.md"] + configs)
     assert result["changed"] is True
     assert result["out"] == str(out)
-    assert {name: entry["state"] for name, entry in result["files"].items()} == {
-        "intent.json": "created", "report.md": "created", "fabric.svg": "created"}
+    assert {name: entry["state"] for name, entry in result["files"].items()} == dict(
+        {"intent.json": "created", "report.md": "created", "fabric.svg": "created"},
+        **{name: "created" for name in configs})
 
 
 def test_intent_json_follows_the_schema_and_the_topology(first_run):
