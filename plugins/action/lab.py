@@ -17,6 +17,10 @@ import os
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import (
+    controller_path,
+)
+
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
         EtherclusterError,
@@ -112,19 +116,9 @@ class ActionModule(ActionBase):
             return topology_from_data(args["topology"], source="topology")
         if args["src"] is None:
             return None
-        path = self._resolve(args["src"])
+        path = controller_path(self, args["src"])
         if path is None:
             raise AnsibleError("src: topology file %r not found (looked in the playbook's "
                                "files directories, the playbook directory and %s)"
                                % (args["src"], os.getcwd()))
         return load_topology(path)
-
-    def _resolve(self, src):
-        if os.path.isabs(src):
-            return src if os.path.exists(src) else None
-        try:
-            return os.path.abspath(self._find_needle("files", src))
-        except AnsibleError:
-            pass
-        path = os.path.abspath(src)
-        return path if os.path.exists(path) else None

@@ -17,6 +17,10 @@ import os
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import (
+    controller_path,
+    task_var,
+)
 from ansible_collections.ethercluster.routing.plugins.modules.lab_verify import ARGUMENT_SPEC
 
 try:
@@ -68,7 +72,7 @@ class ActionModule(ActionBase):
             if not isinstance(intent, dict) or not isinstance(intent.get("switches"), dict):
                 raise AnsibleError("the intent must be a mapping with switches (schema "
                                    "ethercluster.routing/intent/v1)")
-            lab = args["lab"] or self._var(task_vars, "ethercluster_lab") \
+            lab = args["lab"] or task_var(self, task_vars, "ethercluster_lab") \
                 or (intent.get("fabric") or {}).get("name")
             if not lab:
                 raise AnsibleError("give lab (the lab's name): neither the variable "
@@ -87,19 +91,8 @@ class ActionModule(ActionBase):
                                            task_vars=task_vars))
         return result
 
-    def _var(self, task_vars, name):
-        value = task_vars.get(name)
-        if value is None:
-            return None
-        return self._templar.template(value)
-
     def _load(self, src):
-        path = src
-        if not os.path.isabs(src):
-            try:
-                path = self._find_needle("files", src)
-            except AnsibleError:
-                path = os.path.abspath(src)
+        path = controller_path(self, src) or os.path.abspath(src)
         try:
             return read_document(path)
         except EtherclusterError as exc:

@@ -17,6 +17,11 @@ import os
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import (
+    controller_path,
+    task_var,
+)
+
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.documents import (
         read_document,
@@ -76,7 +81,7 @@ class ActionModule(ActionBase):
             return result
         switch = args["switch"] or task_vars.get("inventory_hostname")
         result["switch"] = switch
-        bridge = args["bridge"] or self._var(task_vars, "ovs_bridge") or ovs.DEFAULT_BRIDGE
+        bridge = args["bridge"] or task_var(self, task_vars, "ovs_bridge") or ovs.DEFAULT_BRIDGE
         try:
             if args["state"] == "parsed":
                 if args["running_config"] is None:
@@ -113,19 +118,13 @@ class ActionModule(ActionBase):
         return result
 
     # ----------------------------------------------------------- helpers
-    def _var(self, task_vars, name):
-        value = task_vars.get(name)
-        if value is None:
-            return None
-        return self._templar.template(value)
-
     def _session(self, args, task_vars, switch):
-        host = args["host"] or self._var(task_vars, "ansible_host") or switch
-        port = args["port"] or self._var(task_vars, "ansible_port") or 22
-        username = args["username"] or self._var(task_vars, "ansible_user") or "root"
-        key_file = args["key_file"] or self._var(task_vars, "ansible_ssh_private_key_file") \
-            or self._var(task_vars, "ansible_private_key_file")
-        known_hosts = args["known_hosts"] or self._var(task_vars, "ethercluster_known_hosts")
+        host = args["host"] or task_var(self, task_vars, "ansible_host") or switch
+        port = args["port"] or task_var(self, task_vars, "ansible_port") or 22
+        username = args["username"] or task_var(self, task_vars, "ansible_user") or "root"
+        key_file = args["key_file"] or task_var(self, task_vars, "ansible_ssh_private_key_file") \
+            or task_var(self, task_vars, "ansible_private_key_file")
+        known_hosts = args["known_hosts"] or task_var(self, task_vars, "ethercluster_known_hosts")
         return Session(switch, str(host), port=int(port), username=str(username),
                        key_filename=key_file, known_hosts=known_hosts,
                        host_key_checking=args["host_key_checking"], timeout=args["timeout"])
@@ -145,17 +144,11 @@ class ActionModule(ActionBase):
         return switches[switch]
 
     def _load(self, src):
-        path = src if os.path.isabs(src) else self._find_file(src)
+        path = controller_path(self, src) or os.path.abspath(src)
         try:
             return read_document(path)
         except EtherclusterError as exc:
             raise AnsibleError(str(exc))
-
-    def _find_file(self, src):
-        try:
-            return os.path.abspath(self._find_needle("files", src))
-        except AnsibleError:
-            return os.path.abspath(src)
 
     @staticmethod
     def _parse_text(text):

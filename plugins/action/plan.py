@@ -10,9 +10,11 @@ from __future__ import annotations
 import os
 
 from ansible import constants as C
-from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import (
+    controller_path,
+)
 from ansible_collections.ethercluster.routing.plugins.modules.plan import (
     ARGUMENT_SPEC,
     MUTUALLY_EXCLUSIVE,
@@ -65,7 +67,7 @@ class ActionModule(ActionBase):
 
         not_found = None
         if args["topology"] is not None:
-            topology = self._resolve(args["topology"])
+            topology = controller_path(self, args["topology"])
             if topology is None:
                 # still planned (and failing) like any bad input, so that an
                 # earlier intent in `out` is marked stale
@@ -123,16 +125,3 @@ class ActionModule(ActionBase):
                 diff["after"] = ""
             return diff
         return {}
-
-    def _resolve(self, path):
-        """Absolute path of ``path``: as given if absolute, else the way
-        Ansible finds controller files, else relative to the current directory."""
-        if os.path.isabs(path):
-            path = os.path.normpath(path)
-            return path if os.path.exists(path) else None
-        try:
-            return os.path.abspath(self._find_needle("files", path))
-        except AnsibleError:
-            pass
-        found = os.path.abspath(path)
-        return found if os.path.exists(found) else None

@@ -9,8 +9,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
+
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import (
+    controller_path,
+)
 
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.errors import TopologyError
@@ -66,7 +69,7 @@ class ActionModule(ActionBase):
             return result
         try:
             if args["src"] is not None:
-                path = self._resolve(args["src"])
+                path = controller_path(self, args["src"])
                 if path is None:
                     result.update(failed=True, msg="src: topology file %r not found (looked in the "
                                   "role/playbook files directories, the playbook directory and "
@@ -82,16 +85,3 @@ class ActionModule(ActionBase):
         result["topology"] = topology.to_data()
         result["summary"] = topology.summary()
         return result
-
-    def _resolve(self, src):
-        """Absolute path of ``src``: as given if absolute, else the way
-        Ansible finds controller files, else relative to the current directory."""
-        if os.path.isabs(src):
-            src = os.path.normpath(src)
-            return src if os.path.exists(src) else None
-        try:
-            return os.path.abspath(self._find_needle("files", src))
-        except AnsibleError:
-            pass
-        path = os.path.abspath(src)
-        return path if os.path.exists(path) else None
