@@ -164,6 +164,12 @@ def build_intent(topology, routing, assignment, static_macs=None, learning=None)
                   "limits": {"max_vlans": sw.max_vlans, "mac_table_size": sw.mac_table_size}}
         if sw.mgmt_address is not None:
             switch["mgmt_address"] = sw.mgmt_address
+        named = {port: sw.interface_name(port) for port in ports}
+        if any(named.values()):
+            # the platform's interface names of the ports in use (topology
+            # interface_names / interface_pattern); ports left out keep the
+            # renderer's default pattern
+            switch["interface_names"] = {port: value for port, value in named.items() if value}
         switches[name] = switch
     names = {link.index: link.name for link in topology.links}
     fabric = {

@@ -40,6 +40,8 @@ SWITCH_DEFAULTS = {
     "max_vlans": 256,
     "power_profile": None,
     "mgmt_address": None,
+    "interface_pattern": None,  # e.g. "Gi1/0/{port}"; None: the platform's own default
+    "interface_names": None,  # {port: name}, beside or instead of the pattern
 }
 SWITCH_FIELDS = set(SWITCH_DEFAULTS) | {"coords", "level"}
 LINK_FIELDS = {"a", "b", "speed_mbps", "state"}
@@ -81,6 +83,19 @@ class Switch(NamedTuple):
     mgmt_address: str | None = None
     coords: tuple | None = None
     level: int | None = None
+    interface_pattern: str | None = None
+    interface_names: dict | None = None  # {port (str): name}, as given in the file
+
+    def interface_name(self, port):
+        """The platform's name of topology port ``port`` on this switch:
+        from ``interface_names``, else ``interface_pattern``, else None
+        (the renderer's default pattern applies)."""
+        port = str(port)
+        if self.interface_names and port in self.interface_names:
+            return self.interface_names[port]
+        if self.interface_pattern:
+            return self.interface_pattern.format(port=port)
+        return None
 
 
 class Link(NamedTuple):
@@ -269,11 +284,13 @@ class Topology:
         for sw in self.switches.values():
             entry = {"platform": sw.platform, "ports": sw.ports,
                      "mac_table_size": sw.mac_table_size, "max_vlans": sw.max_vlans}
-            for field in ("power_profile", "mgmt_address", "level"):
+            for field in ("power_profile", "mgmt_address", "level", "interface_pattern"):
                 if getattr(sw, field) is not None:
                     entry[field] = getattr(sw, field)
             if sw.coords is not None:
                 entry["coords"] = list(sw.coords)
+            if sw.interface_names:
+                entry["interface_names"] = dict(sw.interface_names)
             switches[sw.name] = entry
         links = [{"a": str(link.a), "b": str(link.b), "speed_mbps": link.speed_mbps,
                   "state": link.state} for link in self.links]
@@ -479,7 +496,9 @@ def _build(name, data, defaults, source, problems):
         switches.append(Switch(sw_name, index, entry["platform"], ports,
                                entry["mac_table_size"], entry["max_vlans"],
                                entry["power_profile"], entry["mgmt_address"],
-                               entry["coords"], entry["level"]))
+                               entry["coords"], entry["level"], entry["interface_pattern"],
+                               entry["interface_names"]))
+        _check_interface_names(switches[-1], used, problems)
     problems.raise_if_any(source)
     _check_connected(switches, links, problems)
     problems.raise_if_any(source)
@@ -539,6 +558,8 @@ def _switch_entries(switches_data, defaults, shape, problems):
             except ValueError:
                 problems.add("%s.mgmt_address: %r is not an IP address"
                              % (where, entry["mgmt_address"]))
+        entry["interface_pattern"] = _interface_pattern(entry["interface_pattern"], where, problems)
+        entry["interface_names"] = _interface_names(entry["interface_names"], where, problems)
         entry["coords"] = _coords(entry.get("coords"), where, shape, coords_seen, sw_name, problems)
         entry["level"] = entry.get("level")
         if entry["level"] is not None:
@@ -550,6 +571,62 @@ def _switch_entries(switches_data, defaults, shape, problems):
             problems.add("shape: every switch of a %s needs coords; missing on %s"
                          % (shape["kind"], ", ".join(missing[:5])))
     return result
+
+
+def _interface_pattern(pattern, where, problems):
+    if pattern is None:
+        return None
+    try:
+        ok = isinstance(pattern, str) and "{port}" in pattern and pattern.format(port="1")
+    except (KeyError, IndexError, ValueError):
+        ok = False
+    if not ok:
+        problems.add("%s.interface_pattern: must be a text holding {port}, such as 'Gi1/0/{port}' "
+                     "(no other braces), got %r" % (where, pattern))
+        return None
+    return pattern
+
+
+def _interface_names(names, where, problems):
+    if names is None:
+        return None
+    if not isinstance(names, dict):
+        problems.add("%s.interface_names: must be a mapping of port -> interface name, such as "
+                     "{1: 'Gi1/0/1'}, got %s" % (where, _kind(names)))
+        return None
+    result = {}
+    for port, name in names.items():
+        key = str(port)
+        if isinstance(port, bool) or not _PORT_RE.match(key) or int(key) < 1:
+            problems.add("%s.interface_names: %r is not a port number" % (where, port))
+            continue
+        if not isinstance(name, str) or not name.strip() or name != name.strip() or "\n" in name:
+            problems.add("%s.interface_names.%s: must be a non-empty interface name without "
+                         "surrounding blanks, got %r" % (where, key, name))
+            continue
+        result[str(int(key))] = name
+    return result
+
+
+def _check_interface_names(sw, used_ports, problems):
+    """Interface names apply to text platforms only, and no two used ports
+    of a switch may share a name."""
+    if sw.interface_pattern is None and not sw.interface_names:
+        return
+    where = "switches.%s" % sw.name
+    if sw.platform == "ovs":
+        problems.add("%s: interface_pattern/interface_names do not apply to platform ovs (its "
+                     "OpenFlow ports are the topology's port numbers)" % where)
+        return
+    owner = {}
+    for port in sorted(set(used_ports)):
+        name = sw.interface_name(port)
+        if name is None:
+            continue
+        if name.lower() in owner:
+            problems.add("%s: ports %s and %d are both named %r (interface_names/interface_pattern)"
+                         % (where, owner[name.lower()], port, name))
+        owner.setdefault(name.lower(), port)
 
 
 def _coords(coords, where, shape, seen, sw_name, problems):

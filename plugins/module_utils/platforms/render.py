@@ -43,8 +43,13 @@ PARSERS = {
 
 
 def render_switch(name, entry, interface_names=None):
-    """``{extension: text}`` for switch ``name``'s intent entry ``entry``."""
+    """``{extension: text}`` for switch ``name``'s intent entry ``entry``;
+    interface names from ``interface_names`` ({port: name}), else from the
+    entry's own ``interface_names`` (the topology's, via the plan), else the
+    platform's default pattern."""
     row = require_renderable(entry.get("platform"), name)
+    if interface_names is None:
+        interface_names = entry.get("interface_names")
     return {extension: function(entry, name, interface_names)
             for extension, function in RENDERERS[row.renderer]}
 

@@ -23,6 +23,7 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.intent import
 from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import (
     dell_os6, huawei_vrp, linux_bridge)
 from ansible_collections.ethercluster.routing.plugins.module_utils.platforms.common import PlatformError
+from ansible_collections.ethercluster.routing.plugins.module_utils.platforms.render import render_configs
 from ansible_collections.ethercluster.routing.plugins.module_utils.topology import topology_from_data
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "platforms"
@@ -274,3 +275,16 @@ def test_bad_intents_fail_naming_switch_and_port(render, change, message):
 def test_interface_map_must_not_name_one_interface_twice():
     with pytest.raises(PlatformError, match="switch sw0: interface_names maps two ports"):
         dell_os6.render(SMALL["switches"]["sw0"], "sw0", interface_names={"1": "Gi1/0/9", "2": "Gi1/0/9"})
+
+
+def test_topology_interface_names_reach_the_rendered_configs_through_the_intent():
+    topology = topology_from_data({
+        "generate": {"kind": "mesh", "dims": [2, 2], "hosts_per_switch": 1},
+        "switch_defaults": {"platform": "dell_os6", "interface_pattern": "Te1/0/{port}"}})
+    intent = plan(topology, engine="dor", assignment="fixed").intent
+    entry = intent["switches"]["sw0"]
+    assert entry["interface_names"] == {port: "Te1/0/%s" % port for port in entry["ports"]}
+    text = render_configs(intent)["configs/sw0.cfg"]
+    assert "interface Te1/0/1\n" in text and "interface Gi1/0/" not in text
+    # the parser reads it back with the same names, to the same switch intent
+    assert dell_os6.parse(text, entry["interface_names"], "sw0") == expected_intent(entry, False)

@@ -192,6 +192,20 @@ def test_normalize_mac_refuses_multicast_and_zero():
      "hosts.sw1: 'sw1' is already a switch's name"),
     (lambda d: d["switches"].update({"9bad": {}}),
      "switches.9bad: switch names must start with a letter"),
+    (lambda d: d["switches"]["sw0"].update(platform="dell_os6", interface_pattern="Gi1/0/"),
+     "switches.sw0.interface_pattern: must be a text holding {port}"),
+    (lambda d: d["switches"]["sw0"].update(platform="dell_os6", interface_pattern="Gi{unit}/{port}"),
+     "switches.sw0.interface_pattern: must be a text holding {port}"),
+    (lambda d: d["switches"]["sw0"].update(platform="dell_os6", interface_names=["Gi1/0/1"]),
+     "switches.sw0.interface_names: must be a mapping of port -> interface name"),
+    (lambda d: d["switches"]["sw0"].update(platform="dell_os6", interface_names={"x": "Gi1/0/1"}),
+     "switches.sw0.interface_names: 'x' is not a port number"),
+    (lambda d: d["switches"]["sw0"].update(platform="dell_os6", interface_names={1: " Gi1/0/1"}),
+     "switches.sw0.interface_names.1: must be a non-empty interface name"),
+    (lambda d: d["switches"]["sw0"].update(platform="dell_os6", interface_names={1: "Te1/0/1", 25: "te1/0/1"}),
+     "switches.sw0: ports 1 and 25 are both named 'te1/0/1'"),
+    (lambda d: d["switches"]["sw0"].update(interface_pattern="eth{port}"),
+     "switches.sw0: interface_pattern/interface_names do not apply to platform ovs"),
 ])
 def test_each_validation_error_names_file_entry_and_field(mutate, expected):
     data = explicit()
@@ -259,3 +273,22 @@ def test_coords_must_fit_the_shape():
 
 def test_endpoint_prints_as_switch_colon_port():
     assert str(Endpoint("sw3", "25")) == "sw3:25"
+
+
+def test_interface_names_and_pattern_name_the_ports_and_round_trip():
+    data = explicit()
+    data["switch_defaults"] = {"platform": "dell_os6", "interface_pattern": "Gi1/0/{port}"}
+    data["switches"]["sw0"]["interface_names"] = {25: "Te1/0/1"}
+    topology = topology_from_data(data, source="topo.yml")
+    sw0, sw1 = topology.switches["sw0"], topology.switches["sw1"]
+    assert sw0.interface_name("25") == "Te1/0/1"
+    assert sw0.interface_name(1) == "Gi1/0/1"
+    assert sw1.interface_name(24) == "Gi1/0/24"
+    again = topology_from_data(topology.to_data())
+    assert again.switches["sw0"].interface_names == {"25": "Te1/0/1"}
+    assert again.switches["sw1"].interface_name("24") == "Gi1/0/24"
+
+
+def test_without_names_the_renderer_default_applies():
+    topology = topology_from_data(explicit(), source="topo.yml")
+    assert topology.switches["sw0"].interface_name("25") is None
