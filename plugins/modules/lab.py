@@ -24,6 +24,10 @@ description:
     (M(ethercluster.routing.ovs_switch)).
   - Writes an Ansible inventory of the lab (C(<state_root>/<name>/inventory.yml)) with the switches' management
     addresses, the lab's SSH key and known_hosts file.
+  - A switch whose topology platform is C(dell_os6) also answers SSH with an emulated Dell OS6 CLI (a second key,
+    C(cli_id_ed25519), with a forced command) that applies its configuration to the switch's OVS data plane; the
+    inventory reaches it with C(ansible.netcommon.network_cli) and C(ansible_network_os=ethercluster.routing.dell_os6).
+    The emulator runs with the controller's Python and this collection's path.
   - O(state=present) does nothing when a lab of that name with the same layout is up and healthy; a lab of that name
     built from another topology or options, or a broken one, is removed and built again.
     A build that fails is removed again, so no half-built lab stays behind.

@@ -20,7 +20,13 @@ Naming (all names are unique to one lab, so two labs can coexist and
 * host ``H`` lives in namespace ``ec-L-H`` with one NIC ``eth0`` carrying
   the topology's MAC and an address of the lab's host network;
 * files, sockets, pid files and logs are under ``<state_root>/L/`` (one
-  directory per switch).
+  directory per switch);
+* a switch whose topology platform has an emulated CLI
+  (:data:`CLI_PLATFORMS`: ``dell_os6``) gets ``cli``: its platform and
+  ``{port: interface name}`` map (the topology's ``interface_names`` /
+  ``interface_pattern``, else ``Gi1/0/<port>``); the layout then names
+  the Python (``cli.python``, with ``cli.pythonpath``) that runs the
+  emulator (:mod:`.os6_cli`) behind the switch's SSH CLI key.
 
 Addresses: the management network (default 198.51.100.0/24, TEST-NET-2)
 gives its first address to the root-namespace side of every management veth
@@ -33,7 +39,9 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
+import os
 import re
+import sys
 
 from .plan import LAB_SCHEMA, LabError
 
@@ -44,6 +52,11 @@ DEFAULT_BRIDGE = "br0"
 DEFAULT_HOST_SPEED_MBPS = 1000
 MAX_RENEGOTIATION_GAP_S = 60.0
 OVS_SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
+# platform -> default interface name pattern of the ports its emulated CLI has
+CLI_PLATFORMS = {"dell_os6": "Gi1/0/{port}"}
+# the directory holding ansible_collections/ of this code (PYTHONPATH of the emulator)
+COLLECTIONS_DIR = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                               *[os.pardir] * 6))
 
 _LAB_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")
 _BRIDGE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,14}$")
@@ -58,7 +71,7 @@ def lab_tag(name):
 def lab_layout(topology, name=None, state_root=STATE_ROOT, mgmt_network=DEFAULT_MGMT_NETWORK,
                host_network=DEFAULT_HOST_NETWORK, host_speed_mbps=DEFAULT_HOST_SPEED_MBPS,
                renegotiation_gap=0.0, bridge=DEFAULT_BRIDGE, userspace_tso=True,
-               host_tx_offload=True, ovs_schema=OVS_SCHEMA):
+               host_tx_offload=True, ovs_schema=OVS_SCHEMA, cli_python=None, cli_pythonpath=None):
     """Return the layout (plain data) of the lab that emulates ``topology``.
 
     ``name`` defaults to the topology's name. ``renegotiation_gap`` (seconds)
@@ -66,6 +79,10 @@ def lab_layout(topology, name=None, state_root=STATE_ROOT, mgmt_network=DEFAULT_
     gap). ``userspace_tso`` sets ``other_config:userspace-tso-enable`` before
     each ``ovs-vswitchd`` starts (TCP across the lab needs it, or
     ``host_tx_offload=False``, which turns tx offload off on the host NICs).
+    ``cli_python``/``cli_pythonpath``: the interpreter (with jinja2 and
+    netaddr) and the directory holding ``ansible_collections/`` that run the
+    emulated CLI of switches on a :data:`CLI_PLATFORMS` platform (default:
+    this Python and this code's collection tree); unused otherwise.
 
     Raises :class:`~.plan.LabError` naming the option, switch or host at
     fault: a bad lab name, networks too small for the fabric, a host address
@@ -127,6 +144,11 @@ def lab_layout(topology, name=None, state_root=STATE_ROOT, mgmt_network=DEFAULT_
             "root_dev": "ec%sm%d" % (tag, sw.index),
             "ports": ports,
         }
+        if sw.platform in CLI_PLATFORMS:
+            switches[sw.name]["cli"] = {
+                "platform": sw.platform,
+                "interfaces": {port: _interface_name(sw, port, CLI_PLATFORMS[sw.platform])
+                               for port in ports}}
     hosts = {}
     host_addresses = _host_addresses(topology, hosts_net)
     for host in topology.hosts.values():
@@ -142,7 +164,7 @@ def lab_layout(topology, name=None, state_root=STATE_ROOT, mgmt_network=DEFAULT_
         }
     links = [{"a": str(link.a), "b": str(link.b), "speed_mbps": link.speed_mbps,
               "state": link.state} for link in topology.links]
-    return {
+    layout = {
         "schema": LAB_SCHEMA,
         "lab": name,
         "topology": topology.name,
@@ -159,6 +181,18 @@ def lab_layout(topology, name=None, state_root=STATE_ROOT, mgmt_network=DEFAULT_
         "hosts": hosts,
         "links": links,
     }
+    if any("cli" in sw for sw in switches.values()):
+        layout["cli"] = {"python": cli_python or sys.executable,
+                         "pythonpath": cli_pythonpath or COLLECTIONS_DIR}
+    return layout
+
+
+def _interface_name(switch, port, pattern):
+    """The name of ``switch``'s port ``port`` on its CLI: the topology's
+    own (``interface_names``, ``interface_pattern``), else ``pattern``."""
+    named = getattr(switch, "interface_name", None)
+    name = named(port) if named is not None else None
+    return name or pattern.format(port=port)
 
 
 def _network(value, option):

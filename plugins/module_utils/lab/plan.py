@@ -35,6 +35,11 @@ LAB_SCHEMA = "ethercluster.routing/lab/v1"
 RECORD_FILE = "lab.json"
 INVENTORY_FILE = "inventory.yml"
 CLIENT_KEY = "id_ed25519"
+CLI_KEY = "cli_id_ed25519"
+CLI_SETTINGS = "cli.json"
+CLI_MODULE = "ansible_collections.ethercluster.routing.plugins.module_utils.lab.os6_cli"
+# network_os of the ansible.netcommon.network_cli inventory of a CLI switch
+CLI_NETWORK_OS = {"dell_os6": "ethercluster.routing.dell_os6"}
 HOST_KEY = "ssh_host_ed25519_key"
 AUTHORIZED_KEYS = "authorized_keys"
 KNOWN_HOSTS = "known_hosts"
@@ -101,6 +106,15 @@ class WriteKnownHosts(NamedTuple):
     host_key_pub: str
 
 
+class AppendAuthorizedKey(NamedTuple):
+    """Append the public key ``key_pub`` (read once it has been generated)
+    to ``path`` as an authorized_keys line with ``options``."""
+
+    path: str
+    key_pub: str
+    options: str
+
+
 class KillNetnsProcesses(NamedTuple):
     """SIGTERM, then SIGKILL after ``grace`` seconds, every process whose
     network namespace is one of ``netns`` (deleting a namespace does not
@@ -154,6 +168,7 @@ def lab_paths(layout):
         "record": "%s/%s" % (directory, RECORD_FILE),
         "inventory": "%s/%s" % (directory, INVENTORY_FILE),
         "client_key": "%s/%s" % (directory, CLIENT_KEY),
+        "cli_key": "%s/%s" % (directory, CLI_KEY),
         "host_key": "%s/%s" % (directory, HOST_KEY),
         "authorized_keys": "%s/%s" % (directory, AUTHORIZED_KEYS),
         "known_hosts": "%s/%s" % (directory, KNOWN_HOSTS),
@@ -193,7 +208,14 @@ def _files_job(layout):
                           (paths["host_key"], "ethercluster-lab-%s-switches" % layout["lab"])):
         steps.append(Command(("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment,
                               "-f", path)))
+    if "cli" in layout:
+        steps.append(Command(("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C",
+                              "ethercluster-lab-%s-cli" % layout["lab"], "-f", paths["cli_key"])))
     steps.append(CopyFile(paths["client_key"] + ".pub", paths["authorized_keys"], 0o600))
+    if "cli" in layout:
+        # the CLI key gets the emulated switch CLI instead of a shell (forced command)
+        steps.append(AppendAuthorizedKey(paths["authorized_keys"], paths["cli_key"] + ".pub",
+                                         cli_key_options(layout)))
     steps.append(WriteKnownHosts(paths["known_hosts"],
                                  tuple(sw["mgmt_address"] for sw in layout["switches"].values()),
                                  paths["host_key"] + ".pub"))
@@ -202,6 +224,8 @@ def _files_job(layout):
         steps.append(WriteFile("%s/sshd_config" % sw["dir"], sshd_config(layout, name), 0o600))
         steps.append(WriteFile("%s/%s" % (sw["dir"], GAP_FILE),
                                "%g\n" % layout["renegotiation_gap"], 0o644))
+        if "cli" in sw:
+            steps.append(WriteFile("%s/%s" % (sw["dir"], CLI_SETTINGS), cli_settings(layout, name), 0o600))
     steps.append(WriteFile(paths["inventory"], inventory_yaml(layout), 0o600))
     return steps
 
@@ -290,6 +314,23 @@ def _daemons_job(layout, name, sw):
     ]
 
 
+def cli_key_options(layout):
+    """authorized_keys options of the CLI key: a PTY and nothing else, and
+    the emulator as forced command (it finds its switch through the
+    session's ``OVS_RUNDIR``, which each switch's sshd sets)."""
+    command = "PYTHONPATH=%s PYTHONDONTWRITEBYTECODE=1 exec %s -m %s" % (
+        shlex.quote(layout["cli"]["pythonpath"]), shlex.quote(layout["cli"]["python"]), CLI_MODULE)
+    return 'restrict,pty,command="%s"' % command.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def cli_settings(layout, name):
+    """``cli.json`` of switch ``name``: what its emulated CLI needs."""
+    sw = layout["switches"][name]
+    return json.dumps({"hostname": name, "platform": sw["cli"]["platform"],
+                       "interfaces": sw["cli"]["interfaces"], "bridge": layout["bridge"]},
+                      indent=1, sort_keys=True) + "\n"
+
+
 def sshd_config(layout, name):
     """The SSH server configuration of switch ``name``."""
     sw = layout["switches"][name]
@@ -353,6 +394,8 @@ def inventory_data(layout):
             "ethercluster_lab_netns": sw["netns"],
             "ethercluster_lab_dir": sw["dir"],
         }
+        if "cli" in sw:
+            switches[name].update(cli_inventory_vars(layout, sw))
     nodes = {}
     for name, host in layout["hosts"].items():
         nodes[name] = {
@@ -378,6 +421,24 @@ def inventory_data(layout):
                 "ovs_bridge": layout["bridge"]}},
             "nodes": {"hosts": nodes},
         }}}
+
+
+def cli_inventory_vars(layout, sw):
+    """Host variables of a switch with an emulated CLI: reached over
+    ``ansible.netcommon.network_cli`` (paramiko) with the CLI key, which
+    gets the emulator, not a shell; ``enable`` through become. Host keys
+    are not checked (the lab's addresses sit on local veths and change host
+    key with every build; paramiko only reads ~/.ssh/known_hosts)."""
+    return {
+        "ansible_connection": "ansible.netcommon.network_cli",
+        "ansible_network_os": CLI_NETWORK_OS[sw["cli"]["platform"]],
+        "ansible_network_cli_ssh_type": "paramiko",
+        "ansible_ssh_private_key_file": lab_paths(layout)["cli_key"],
+        "ansible_become": True,
+        "ansible_become_method": "ansible.netcommon.enable",
+        "ansible_host_key_checking": False,
+        "ethercluster_cli_platform": sw["cli"]["platform"],
+    }
 
 
 def inventory_yaml(layout):

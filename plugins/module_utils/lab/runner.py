@@ -27,6 +27,7 @@ from . import plan as lab_plan
 from .plan import (
     LAB_SCHEMA,
     SSHD,
+    AppendAuthorizedKey,
     Command,
     CopyFile,
     KillNetnsProcesses,
@@ -311,6 +312,11 @@ def run_step(step):
         with open(step.host_key_pub, "r", encoding="utf-8") as handle:
             key_type, key = handle.read().split()[:2]
         _write(step.path, "%s %s %s\n" % (",".join(step.addresses), key_type, key), 0o600)
+    elif isinstance(step, AppendAuthorizedKey):
+        with open(step.key_pub, "r", encoding="utf-8") as handle:
+            key = handle.read().strip()
+        with open(step.path, "a", encoding="utf-8") as handle:
+            handle.write("%s %s\n" % (step.options, key))
     elif isinstance(step, KillNetnsProcesses):
         kill_netns_processes(step.netns, step.grace)
     elif isinstance(step, RemoveTree):

@@ -88,12 +88,16 @@ def _interface_key(name):
     return re.sub(r"^(gi)(gabitethernet)?\s*", "Gi", name.strip(), flags=re.I)
 
 
-def parse(text, interface_names=None, switch="switch"):
+def parse(text, interface_names=None, switch="switch", strict=True):
     """Read OS6 configuration text (as :func:`render` writes it, or the
     ``show running-config`` of such a switch) into the canonical intent
     form. Interfaces that are not topology ports (per ``interface_names``
     or the default ``Gi1/0/<port>``) are skipped; a line this parser does
-    not know is ignored only outside interface blocks it reads."""
+    not know is ignored only outside interface blocks it reads.
+
+    A topology port that is not in general mode is an error; with
+    ``strict=False`` it is left out instead (a running configuration read
+    before the push: such a port is configured from scratch)."""
     port_of = port_reader(INTERFACE_PATTERN, {port: _interface_key(name) for port, name in
                                               (interface_names or {}).items()})
     stp = True  # OS6 runs spanning tree unless told not to
@@ -143,8 +147,11 @@ def parse(text, interface_names=None, switch="switch"):
         if current is None:
             continue
         _interface_line(current, line, lower, where)
-    for port, entry in ports.items():
+    for port, entry in list(ports.items()):
         if not entry.pop("_general"):
+            if not strict:
+                del ports[port]
+                continue
             raise PlatformError("switch %s: interface of port %s is not in switchport mode general"
                                 % (switch, port))
     return finish_parsed(stp, vlans, ports, statics)

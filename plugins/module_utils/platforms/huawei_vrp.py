@@ -86,10 +86,12 @@ _SPEED = re.compile(r"^speed\s+(\d+)$", re.I)
 _STATIC = re.compile(r"^mac-address\s+static\s+(\S+)\s+(\S+)\s+vlan\s+(\d+)$", re.I)
 
 
-def parse(text, interface_names=None, switch="switch"):
+def parse(text, interface_names=None, switch="switch", strict=True):
     """Read VRP configuration text (as :func:`render` writes it, or the
     ``display current-configuration`` of such a switch) into the canonical
-    intent form. Interfaces that are not topology ports are skipped."""
+    intent form. Interfaces that are not topology ports are skipped. A
+    topology port that is not a hybrid port is an error; with
+    ``strict=False`` it is left out instead (configured from scratch)."""
     port_of = port_reader(INTERFACE_PATTERN, interface_names)
     stp = True  # VRP runs spanning tree unless told not to
     vlans, ports, statics = [], {}, []
@@ -129,8 +131,11 @@ def parse(text, interface_names=None, switch="switch"):
             port = port_of(interface)
             if port is not None:
                 statics.append((int(vlan), mac_address(mac, where), port))
-    for port, entry in ports.items():
+    for port, entry in list(ports.items()):
         if not entry.pop("_hybrid"):
+            if not strict:
+                del ports[port]
+                continue
             raise PlatformError("switch %s: interface of port %s is not a hybrid port (port "
                                 "link-type hybrid)" % (switch, port))
     return finish_parsed(stp, vlans, ports, statics)

@@ -1,0 +1,190 @@
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""cliconf plugin of Dell OS6 (N-Series) switches for ansible.netcommon.network_cli."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+author: ethercluster.routing developers (@ethercluster)
+name: dell_os6
+short_description: Use dell_os6 cliconf to run commands on Dell EMC Networking OS6 (N-Series) switches
+description:
+  - Minimal cliconf plugin for Dell EMC Networking N-Series / PowerConnect switches (OS6) with the CLI subset that
+    C(ethercluster.routing) renders (VLANs, general-mode ports, static MAC entries, port speed and admin state);
+    set C(ansible_network_os=ethercluster.routing.dell_os6) with C(ansible_connection=ansible.netcommon.network_cli).
+  - C(get_diff) is declarative, unlike a line diff - the running and the candidate configuration are both
+    parsed into the collection's canonical switch form and exactly the commands that make the switch hold the
+    candidate are returned, removals included (a VLAN taken off a port, a static MAC entry or a VLAN that goes, a
+    PVID change). Ports the candidate does not configure are left alone. So M(ansible.netcommon.cli_config) pushes
+    only the needed lines, shows them in check mode and changes nothing on a second run.
+  - C(edit_config) sends the lines in global configuration mode (C(configure) ... C(end)); saving
+    (C(copy running-config startup-config), answered C(y)) is a separate M(ansible.netcommon.cli_command).
+version_added: 0.1.0
+"""
+
+import json
+import re
+
+from ansible.errors import AnsibleConnectionFailure
+from ansible.module_utils.common.text.converters import to_text
+
+from ansible_collections.ansible.netcommon.plugins.module_utils.network.common.utils import to_list
+from ansible_collections.ansible.netcommon.plugins.plugin_utils.cliconf_base import (
+    CliconfBase,
+    enable_mode,
+)
+
+try:
+    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
+        EtherclusterError,
+    )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import cli_diff
+except ImportError as exc:  # jinja2, netaddr missing on the controller
+    IMPORT_ERROR = exc
+else:
+    IMPORT_ERROR = None
+
+PLATFORM = "dell_os6"
+NETWORK_OS = "ethercluster.routing.dell_os6"
+
+
+def config_lines(candidate):
+    """Configuration lines to send: strings or ``{command, prompt, answer}``
+    mappings; blank lines and ``!`` comments are left out."""
+    lines = []
+    for line in to_list(candidate):
+        if isinstance(line, dict):
+            if line.get("command", "").strip():
+                lines.append(line)
+            continue
+        for text in to_text(line).splitlines():
+            if text.strip() and not text.strip().startswith("!"):
+                lines.append(text.strip())
+    return lines
+
+
+class Cliconf(CliconfBase):
+    """Dell OS6 over network_cli (see DOCUMENTATION)."""
+
+    PLATFORM = PLATFORM
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._device_info = {}
+
+    def get_device_info(self):
+        if not self._device_info:
+            info = {"network_os": NETWORK_OS}
+            reply = to_text(self.get("show version"), errors="surrogate_or_strict")
+            found = re.search(r"^\s*Software Version\.*\s*(\S+)", reply, re.M)
+            if found:
+                info["network_os_version"] = found.group(1)
+            found = re.search(r"^\s*System Model ID\.*\s*(\S+)", reply, re.M)
+            if found:
+                info["network_os_model"] = found.group(1)
+            prompt = to_text(self._connection.get_prompt() or b"", errors="surrogate_or_strict").strip()
+            found = re.match(r"^([^\s(>#]+)", prompt)
+            if found:
+                info["network_os_hostname"] = found.group(1)
+            self._device_info = info
+        return self._device_info
+
+    @enable_mode
+    def get_config(self, source="running", flags=None, format=None):
+        if source not in ("running", "startup"):
+            raise ValueError("fetching configuration from %s is not supported" % source)
+        if format:
+            raise ValueError("'format' value %s is not supported for get_config" % format)
+        if flags:
+            raise ValueError("'flags' value %s is not supported for get_config" % flags)
+        return self.send_command("show %s-config" % source)
+
+    @enable_mode
+    def edit_config(self, candidate=None, commit=True, replace=None, comment=None):
+        operations = self.get_device_operations()
+        self.check_edit_config_capability(operations, candidate, commit, replace, comment)
+        if not commit:
+            raise ValueError("check mode is not supported by edit_config; use get_diff")
+        requests, results = [], []
+        self.send_command("configure")
+        try:
+            for line in config_lines(candidate):
+                if not isinstance(line, dict):
+                    line = {"command": line}
+                if line["command"] in ("end", "configure", "configure terminal"):
+                    continue
+                results.append(self.send_command(**line))
+                requests.append(line["command"])
+        finally:
+            self.send_command("end")
+        return {"request": requests, "response": results}
+
+    def get(self, command=None, prompt=None, answer=None, sendonly=False, newline=True,
+            output=None, check_all=False):
+        if not command:
+            raise ValueError("must provide value of command to execute")
+        if output:
+            raise ValueError("'output' value %s is not supported for get" % output)
+        return self.send_command(command=command, prompt=prompt, answer=answer, sendonly=sendonly,
+                                 newline=newline, check_all=check_all)
+
+    def get_diff(self, candidate=None, running=None, diff_match="line", diff_ignore_lines=None,
+                 path=None, diff_replace=None):
+        """``{"config_diff": "commands\\n...", "banner_diff": {}}``: the
+        declarative diff (module_utils/platforms/cli_diff.py)."""
+        if IMPORT_ERROR is not None:
+            raise ValueError("ethercluster.routing.%s needs jinja2 and netaddr on the controller: %s"
+                             % (self.PLATFORM, IMPORT_ERROR))
+        if not candidate:
+            raise ValueError("must provide a candidate configuration")
+        if diff_match == "none":
+            commands = [line if isinstance(line, str) else line["command"] for line in config_lines(candidate)]
+        else:
+            try:
+                commands = cli_diff.diff_commands(self.PLATFORM, to_text(running or ""), to_text(candidate))
+            except EtherclusterError as err:
+                raise ValueError(str(err))
+        return {"config_diff": "\n".join(commands), "banner_diff": {}}
+
+    def run_commands(self, commands=None, check_rc=True):
+        if commands is None:
+            raise ValueError("'commands' value is required")
+        responses = []
+        for command in to_list(commands):
+            if not isinstance(command, dict):
+                command = {"command": command}
+            if command.pop("output", None):
+                raise ValueError("'output' is not supported by ethercluster.routing.%s" % self.PLATFORM)
+            try:
+                responses.append(self.send_command(**command))
+            except AnsibleConnectionFailure as err:
+                if check_rc:
+                    raise
+                responses.append(getattr(err, "err", to_text(err)))
+        return responses
+
+    def get_device_operations(self):
+        return {
+            "supports_diff_replace": False,
+            "supports_commit": False,
+            "supports_rollback": False,
+            "supports_defaults": False,
+            "supports_onbox_diff": False,
+            "supports_commit_comment": False,
+            "supports_multiline_delimiter": False,
+            "supports_diff_match": True,
+            "supports_diff_ignore_lines": False,
+            "supports_generate_diff": True,
+            "supports_replace": False,
+        }
+
+    def get_option_values(self):
+        return {"format": ["text"], "diff_match": ["line", "none"], "diff_replace": [], "output": []}
+
+    def get_capabilities(self):
+        result = super().get_capabilities()
+        result["rpc"] = sorted(set(result["rpc"]) | {"get_diff", "run_commands"})
+        result["device_operations"] = self.get_device_operations()
+        result.update(self.get_option_values())
+        return json.dumps(result)

@@ -1,0 +1,86 @@
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""cliconf plugin of Huawei VRP (S series) switches for ansible.netcommon.network_cli."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+author: ethercluster.routing developers (@ethercluster)
+name: huawei_vrp
+short_description: Use huawei_vrp cliconf to run commands on Huawei VRP (S series) switches
+description:
+  - Minimal cliconf plugin for Huawei VRP switches (S series) with the CLI subset that C(ethercluster.routing) renders
+    (VLANs, hybrid ports, static MAC entries, port speed and admin state); set
+    C(ansible_network_os=ethercluster.routing.huawei_vrp) with C(ansible_connection=ansible.netcommon.network_cli).
+  - C(get_config) reads C(display current-configuration) (or C(display saved-configuration)).
+  - C(get_diff) is declarative - both texts are parsed into the collection's canonical switch form and exactly the
+    commands that make the switch hold the candidate are returned, removals included (C(undo port hybrid vlan),
+    C(undo mac-address static), C(undo vlan batch), PVID changes). Ports the candidate does not configure are left
+    alone.
+  - C(edit_config) sends the lines in the system view (C(system-view) ... C(return)); saving (C(save), answered
+    C(y)) is a separate M(ansible.netcommon.cli_command).
+  - Not tested against a real VRP switch (the collection's lab emulates OS6 only).
+version_added: 0.1.0
+"""
+
+import re
+
+from ansible.module_utils.common.text.converters import to_text
+
+from ansible_collections.ethercluster.routing.plugins.cliconf.dell_os6 import Cliconf as Os6Cliconf
+from ansible_collections.ethercluster.routing.plugins.cliconf.dell_os6 import config_lines
+
+NETWORK_OS = "ethercluster.routing.huawei_vrp"
+
+
+class Cliconf(Os6Cliconf):
+    """Huawei VRP over network_cli: the OS6 plugin with VRP's commands (VRP
+    has no enable mode, so nothing here needs the ``#`` prompt)."""
+
+    PLATFORM = "huawei_vrp"
+
+    def get_device_info(self):
+        if not self._device_info:
+            info = {"network_os": NETWORK_OS}
+            reply = to_text(self.get("display version"), errors="surrogate_or_strict")
+            found = re.search(r"VRP \(R\) software, Version (\S+)", reply)
+            if found:
+                info["network_os_version"] = found.group(1)
+            found = re.search(r"^HUAWEI (\S+) .*uptime", reply, re.M)
+            if found:
+                info["network_os_model"] = found.group(1)
+            prompt = to_text(self._connection.get_prompt() or b"", errors="surrogate_or_strict").strip()
+            found = re.match(r"^[<\[]~?\*?([^\]>-]+)", prompt)
+            if found:
+                info["network_os_hostname"] = found.group(1)
+            self._device_info = info
+        return self._device_info
+
+    def get_config(self, source="running", flags=None, format=None):
+        if source not in ("running", "startup"):
+            raise ValueError("fetching configuration from %s is not supported" % source)
+        if format or flags:
+            raise ValueError("'format' and 'flags' are not supported for get_config")
+        return self.send_command("display current-configuration" if source == "running"
+                                 else "display saved-configuration")
+
+    def edit_config(self, candidate=None, commit=True, replace=None, comment=None):
+        operations = self.get_device_operations()
+        self.check_edit_config_capability(operations, candidate, commit, replace, comment)
+        if not commit:
+            raise ValueError("check mode is not supported by edit_config; use get_diff")
+        requests, results = [], []
+        self.send_command("system-view")
+        try:
+            for line in config_lines(candidate):
+                if not isinstance(line, dict):
+                    line = {"command": line}
+                if line["command"] in ("return", "system-view") or line["command"].startswith("#"):
+                    continue
+                results.append(self.send_command(**line))
+                requests.append(line["command"])
+        finally:
+            self.send_command("return")
+        return {"request": requests, "response": results}
+

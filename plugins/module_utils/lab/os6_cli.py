@@ -1,0 +1,610 @@
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""An emulated Dell OS6 (N-Series) command line for the lab's switches.
+
+A lab switch whose topology platform is ``dell_os6`` answers SSH with the
+lab's CLI key (docs/lab.md) with this program instead of a shell: a login
+banner, the OS6 prompts (``sw0>``, ``sw0#``, ``sw0(config)#``,
+``sw0(config-vlan)#``, ``sw0(config-if-Gi1/0/1)#``) and the subset of the
+OS6 CLI that the ``dell_os6`` renderer and the CLI diff
+(:mod:`..platforms.cli_diff`) write, with the ``no``/``remove`` forms:
+
+* exec: ``enable``, ``disable``, ``terminal length 0``, ``configure
+  [terminal]``, ``show running-config``, ``show startup-config``, ``show
+  version``, ``copy running-config startup-config`` (asks y/n), ``write
+  memory``, ``exit``/``quit``/``logout``;
+* global configuration: ``hostname``, ``[no] spanning-tree``, ``vlan
+  database``, ``interface IF``, ``[no] mac address-table static MAC vlan V
+  interface IF``, ``exit``, ``end``;
+* VLAN database: ``[no] vlan LIST`` (``2-5,8``), ``exit``, ``end``;
+* interface: ``switchport mode general|access``, ``switchport general pvid
+  N``, ``no switchport general pvid``, ``switchport general allowed vlan
+  add LIST [tagged|untagged]``, ``switchport general allowed vlan remove
+  LIST``, ``speed 10|100|1000|10000``, ``no speed``, ``[no] shutdown``,
+  ``[no] description``, ``exit``, ``end``.
+
+Anything else answers ``% Invalid input detected at '^' marker.`` as OS6
+does; a command OS6 would refuse (a VLAN that does not exist, a general
+setting on an access port, a static entry on a port outside the VLAN)
+answers a ``% Error: ...`` line and changes nothing.
+
+The running configuration is kept as text in the switch's directory
+(``running-config``; ``copy running-config startup-config`` writes
+``startup-config``) and read back by replaying it. Whenever the session
+leaves configuration mode with changes (``end``, ``exit``), and when it
+ends, the configuration is applied to the switch's OVS data plane: parsed
+with :func:`..platforms.dell_os6.parse`, rendered with the ``ovs``
+platform and written with its read/compare/write scripts, run locally
+inside the switch's namespace (the SSH session has ``OVS_RUNDIR`` of the
+switch). :class:`Os6Cli` is the pure command interpreter (lines in, text
+out); :func:`main` is the I/O loop the SSH forced command runs.
+
+Run as ``python -m ansible_collections.ethercluster.routing.plugins.module_utils.lab.os6_cli``
+with the switch's directory in ``ETHERCLUSTER_CLI_DIR`` (else
+``OVS_RUNDIR``), which holds ``cli.json`` (hostname, ``{port: interface}``
+map, bridge) written by lab_up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+from ..errors import EtherclusterError
+from ..platforms import dell_os6, ovs
+from ..platforms.common import PlatformError, expand_ranges, mac_address, mac_dotted
+
+VERSION = "6.6.3.10"
+MODEL = "N1548"
+SETTINGS_FILE = "cli.json"
+RUNNING_FILE = "running-config"
+STARTUP_FILE = "startup-config"
+INVALID = "% Invalid input detected at '^' marker."
+SPEEDS = (10, 100, 1000, 10000)
+DEFAULT_VLAN = 1
+SAVE_QUESTION = ("This operation may take a few minutes.\n"
+                 "Management interfaces will not be available during this time.\n\n"
+                 "Are you sure you want to save? (y/n) ")
+
+
+class Os6CliError(EtherclusterError):
+    """The emulated CLI cannot start (no settings, a stored configuration
+    that does not replay) or cannot apply its configuration to OVS."""
+
+
+class _Refused(Exception):
+    """A command the switch refuses; the message is what it prints."""
+
+
+def interface_key(name):
+    """``gigabitethernet 1/0/3``, ``GigabitEthernet1/0/3``, ``gi1/0/3`` -> ``gi1/0/3``."""
+    return dell_os6._interface_key(name).lower()  # pylint: disable=protected-access
+
+
+def _new_port():
+    return {"mode": "access", "pvid": DEFAULT_VLAN, "untagged": {DEFAULT_VLAN}, "tagged": set(),
+            "admin": "up", "speed": None, "description": None}
+
+
+def _words(line):
+    return line.split()
+
+
+class Os6Cli:
+    """The command interpreter of one emulated OS6 switch.
+
+    ``interfaces``: the interface names the switch has (``Gi1/0/1`` ...);
+    ``running_config``: text to start from (replayed, as OS6 does at boot
+    from its startup configuration). Feed lines with :meth:`execute`; read
+    :meth:`prompt`, :attr:`closed` and :attr:`apply_due` (set when the
+    configuration changed and configuration mode was left)."""
+
+    def __init__(self, hostname, interfaces, running_config="", startup_config="", privileged=False):
+        self.hostname = hostname
+        self.interfaces = {interface_key(name): name for name in interfaces}
+        self.stp = True  # OS6 runs spanning tree unless told not to
+        self.vlans = {DEFAULT_VLAN}
+        self.ports = {}  # interface name -> port state (only ports touched)
+        self.statics = set()  # (vlan, mac, interface name)
+        self.mode = "exec"
+        self.interface = None
+        self.closed = False
+        self.changed = False
+        self.apply_due = False
+        self.saved = False
+        self.startup_config = startup_config or ""
+        self._question = None
+        if running_config:
+            self.load(running_config)
+        self.mode = "exec" if privileged else "user"
+        self.changed = self.apply_due = False
+
+    # ------------------------------------------------------------ state
+    def load(self, text):
+        """Replay ``text`` (a ``show running-config``) from privileged exec."""
+        self.mode = "exec"
+        for number, line in enumerate(text.splitlines(), 1):
+            reply = self.execute(line)
+            if reply.lstrip().startswith(("%", "^")):
+                raise Os6CliError("%s: the stored configuration does not replay, line %d %r: %s"
+                                  % (self.hostname, number, line, reply.strip().splitlines()[-1]))
+            if self.closed:
+                raise Os6CliError("%s: the stored configuration logs out at line %d" % (self.hostname, number))
+        self.mode = "exec"
+
+    def port(self, name):
+        return self.ports.setdefault(name, _new_port())
+
+    def prompt(self):
+        """The prompt of the current mode."""
+        if self._question is not None:
+            return ""
+        return self.hostname + {
+            "user": ">", "exec": "#", "config": "(config)#", "vlan": "(config-vlan)#",
+            "if": "(config-if-%s)#" % self.interface}[self.mode]
+
+    def banner(self):
+        """What the switch prints when a session opens."""
+        return ("\n%s\nDell EMC Networking %s (OS6 %s), emulated by the ethercluster.routing lab\n%s\n\n"
+                % ("-" * 60, MODEL, VERSION, "-" * 60))
+
+    def running_config(self):
+        """``show running-config``: everything that differs from the defaults."""
+        lines = ["!Current Configuration:",
+                 '!System Description "Dell EMC Networking %s, %s, ethercluster.routing lab"' % (MODEL, VERSION),
+                 "!System Software Version %s" % VERSION, "!", "configure",
+                 'hostname "%s"' % self.hostname]
+        if not self.stp:
+            lines.append("no spanning-tree")
+        vlans = sorted(self.vlans - {DEFAULT_VLAN})
+        if vlans:
+            lines += ["vlan database", "vlan %s" % dell_os6.vlan_list(vlans), "exit"]
+        for name in sorted(self.ports, key=lambda item: [int(part) if part.isdigit() else part
+                                                         for part in re.split(r"(\d+)", item)]):
+            body = self._port_lines(self.ports[name])
+            if body:
+                lines += ["interface %s" % name] + body + ["exit"]
+        lines += ["mac address-table static %s vlan %d interface %s" % (mac_dotted(mac), vlan, name)
+                  for vlan, mac, name in sorted(self.statics)]
+        lines.append("exit")
+        return "\n".join(lines) + "\n"
+
+    @staticmethod
+    def _port_lines(port):
+        lines = []
+        if port["description"]:
+            lines.append('description "%s"' % port["description"])
+        if port["mode"] == "general":
+            lines.append("switchport mode general")
+            if port["pvid"] != DEFAULT_VLAN:
+                lines.append("switchport general pvid %d" % port["pvid"])
+            untagged = sorted(port["untagged"] - {DEFAULT_VLAN})
+            tagged = sorted(port["tagged"])
+            if untagged:
+                lines.append("switchport general allowed vlan add %s untagged" % dell_os6.vlan_list(untagged))
+            if tagged:
+                lines.append("switchport general allowed vlan add %s tagged" % dell_os6.vlan_list(tagged))
+            if DEFAULT_VLAN not in port["untagged"] | port["tagged"]:
+                lines.append("switchport general allowed vlan remove %d" % DEFAULT_VLAN)
+        if port["speed"] is not None:
+            lines.append("speed %d" % port["speed"])
+        if port["admin"] == "down":
+            lines.append("shutdown")
+        return lines
+
+    def show_version(self):
+        return ("\nMachine Description............... Dell EMC Networking %s (ethercluster.routing lab)\n"
+                "System Model ID................... %s\n"
+                "Machine Type...................... Dell EMC Networking %s\n"
+                "Serial Number..................... EC-LAB-%s\n"
+                "Software Version.................. %s\n" % (MODEL, MODEL, MODEL, self.hostname, VERSION))
+
+    # --------------------------------------------------------- commands
+    def execute(self, line):
+        """Run one command line; return what the switch prints (before the
+        next prompt)."""
+        text = line.strip()
+        if self._question is not None:
+            return self._answer(text)
+        if not text or text.startswith("!"):
+            return ""
+        words = _words(text)
+        lower = [word.lower() for word in words]
+        handler = {"user": self._user, "exec": self._exec, "config": self._config,
+                   "vlan": self._vlan_database, "if": self._interface_mode}[self.mode]
+        try:
+            result = handler(words, lower)
+        except _Refused as refused:
+            return "%s\n" % refused
+        if result is None:
+            return self._invalid()
+        return result
+
+    def _invalid(self):
+        return "%s^\n%s\n" % (" " * len(self.prompt()), INVALID)
+
+    def _common(self, lower):
+        """Commands of both exec levels; None when not one of them."""
+        if lower in (["exit"], ["quit"], ["logout"]):
+            self.closed = True
+            return ""
+        if lower == ["terminal", "length", "0"] or (lower[:2] == ["terminal", "length"] and len(lower) == 3
+                                                    and lower[2].isdigit()):
+            return ""
+        if lower == ["show", "version"]:
+            return self.show_version()
+        return None
+
+    def _user(self, words, lower):
+        if lower == ["enable"]:
+            self.mode = "exec"
+            return ""
+        return self._common(lower)
+
+    def _exec(self, words, lower):
+        if lower in (["configure"], ["configure", "terminal"]):
+            self.mode = "config"
+            return ""
+        if lower == ["enable"]:
+            return ""
+        if lower == ["disable"]:
+            self.mode = "user"
+            return ""
+        if lower == ["end"]:
+            return ""
+        if lower == ["show", "running-config"]:
+            return self.running_config()
+        if lower == ["show", "startup-config"]:
+            return self.startup_config or "Startup configuration file does not exist.\n"
+        if lower in (["copy", "running-config", "startup-config"], ["write", "memory"]):
+            self._question = "save"
+            return SAVE_QUESTION
+        return self._common(lower)
+
+    def _answer(self, text):
+        self._question = None
+        if text.lower() in ("y", "yes"):
+            self.startup_config = self.running_config()
+            self.saved = True
+            return "\nConfiguration Saved!\n"
+        return "\nConfiguration Not Saved!\n"
+
+    def _leave_config(self):
+        self.mode = "exec"
+        self.interface = None
+        if self.changed:
+            self.apply_due = True
+            self.changed = False
+        return ""
+
+    def _config(self, words, lower):
+        if lower == ["end"] or lower == ["exit"]:
+            return self._leave_config()
+        if lower[0] == "hostname" and len(words) == 2:
+            return self._set("hostname", words[1].strip('"'))
+        if lower == ["no", "spanning-tree"]:
+            return self._set("stp", False)
+        if lower == ["spanning-tree"]:
+            return self._set("stp", True)
+        if lower == ["vlan", "database"]:
+            self.mode = "vlan"
+            return ""
+        if lower[0] == "interface" and len(words) >= 2:
+            name = self.interfaces.get(interface_key(" ".join(words[1:])))
+            if name is None:
+                return None
+            self.mode, self.interface = "if", name
+            return ""
+        if lower[:3] == ["mac", "address-table", "static"]:
+            return self._static(words[3:], lower[3:], add=True)
+        if lower[:4] == ["no", "mac", "address-table", "static"]:
+            return self._static(words[4:], lower[4:], add=False)
+        return None
+
+    def _set(self, attribute, value):
+        if getattr(self, attribute) != value:
+            setattr(self, attribute, value)
+            self.changed = True
+        return ""
+
+    def _static(self, words, lower, add):
+        # MAC vlan V interface IF
+        if len(words) < 5 or lower[1] != "vlan" or lower[3] != "interface" or not words[2].isdigit():
+            return None
+        try:
+            mac = mac_address(words[0], "mac")
+        except PlatformError:
+            return None
+        vlan = int(words[2])
+        name = self.interfaces.get(interface_key(" ".join(words[4:])))
+        if name is None:
+            return None
+        entry = (vlan, mac, name)
+        if not add:
+            if entry not in self.statics:
+                raise _Refused("%% Error: no static entry for %s in VLAN %d on %s." % (words[0], vlan, name))
+            self.statics.discard(entry)
+            self.changed = True
+            return ""
+        if int(mac.split(":")[0], 16) & 1:
+            raise _Refused("%% Error: %s is a multicast address." % words[0])
+        if vlan not in self.vlans:
+            raise _Refused("%% Error: VLAN %d is not configured." % vlan)
+        port = self.ports.get(name) or _new_port()
+        if port["mode"] != "general" or vlan not in port["untagged"] | port["tagged"]:
+            raise _Refused("%% Error: %s is not a member of VLAN %d." % (name, vlan))
+        if any(other[:2] == (vlan, mac) and other != entry for other in self.statics):
+            raise _Refused("%% Error: %s is already static in VLAN %d." % (words[0], vlan))
+        if entry not in self.statics:
+            self.statics.add(entry)
+            self.changed = True
+        return ""
+
+    def _vlan_list(self, text):
+        try:
+            vlans = expand_ranges(text, "vlan list")
+        except PlatformError:
+            return None
+        return vlans
+
+    def _vlan_database(self, words, lower):
+        if lower == ["exit"]:
+            self.mode = "config"
+            return ""
+        if lower == ["end"]:
+            return self._leave_config()
+        if lower[0] == "vlan" and len(words) == 2:
+            vlans = self._vlan_list(words[1])
+            if vlans is None:
+                return None
+            if set(vlans) - self.vlans:
+                self.vlans.update(vlans)
+                self.changed = True
+            return ""
+        if lower[:2] == ["no", "vlan"] and len(words) == 3:
+            vlans = self._vlan_list(words[2])
+            if vlans is None:
+                return None
+            if DEFAULT_VLAN in vlans:
+                raise _Refused("% Error: VLAN 1 is the default VLAN and cannot be deleted.")
+            for vlan in set(vlans) & self.vlans:
+                self.vlans.discard(vlan)
+                for port in self.ports.values():
+                    port["untagged"].discard(vlan)
+                    port["tagged"].discard(vlan)
+                self.statics = {entry for entry in self.statics if entry[0] != vlan}
+                self.changed = True
+            return ""
+        return None
+
+    def _interface_mode(self, words, lower):
+        if lower == ["exit"]:
+            self.mode, self.interface = "config", None
+            return ""
+        if lower == ["end"]:
+            return self._leave_config()
+        port = self.port(self.interface)
+        before = repr(sorted((key, sorted(value) if isinstance(value, set) else value)
+                             for key, value in port.items()))
+        statics = len(self.statics)
+        result = self._port_command(port, words, lower)
+        after = repr(sorted((key, sorted(value) if isinstance(value, set) else value)
+                            for key, value in port.items()))
+        if before != after or statics != len(self.statics):
+            self.changed = True
+        return result
+
+    def _port_command(self, port, words, lower):
+        if lower == ["switchport", "mode", "general"]:
+            if port["mode"] != "general":
+                port.update(mode="general", pvid=DEFAULT_VLAN, untagged={DEFAULT_VLAN}, tagged=set())
+            return ""
+        if lower == ["switchport", "mode", "access"]:
+            port.update(mode="access", pvid=DEFAULT_VLAN, untagged={DEFAULT_VLAN}, tagged=set())
+            self._drop_statics(self.interface)
+            return ""
+        if lower[:2] == ["switchport", "general"] or lower[:3] == ["no", "switchport", "general"]:
+            return self._general(port, words, lower)
+        if lower[0] == "speed" and len(lower) == 2:
+            if lower[1] == "auto":
+                port["speed"] = None
+                return ""
+            if not lower[1].isdigit() or int(lower[1]) not in SPEEDS:
+                return None
+            port["speed"] = int(lower[1])
+            return ""
+        if lower == ["no", "speed"]:
+            port["speed"] = None
+            return ""
+        if lower == ["shutdown"]:
+            port["admin"] = "down"
+            return ""
+        if lower == ["no", "shutdown"]:
+            port["admin"] = "up"
+            return ""
+        if lower[0] == "description" and len(words) > 1:
+            port["description"] = " ".join(words[1:]).strip('"')
+            return ""
+        if lower == ["no", "description"]:
+            port["description"] = None
+            return ""
+        return None
+
+    def _general(self, port, words, lower):
+        if port["mode"] != "general":
+            raise _Refused("%% Error: %s is not in general mode (switchport mode general)." % self.interface)
+        if lower == ["no", "switchport", "general", "pvid"]:
+            port["pvid"] = DEFAULT_VLAN
+            return ""
+        if lower[2:3] == ["pvid"] and len(lower) == 4 and lower[3].isdigit():
+            vlan = int(lower[3])
+            if vlan not in self.vlans:
+                raise _Refused("%% Error: VLAN %d is not configured." % vlan)
+            port["pvid"] = vlan
+            return ""
+        if lower[2:4] != ["allowed", "vlan"] or len(lower) < 6:
+            return None
+        action, listed, kind = lower[4], words[5], (lower[6:] or ["tagged"])
+        vlans = self._vlan_list(listed)
+        if vlans is None or len(kind) != 1 or kind[0] not in ("tagged", "untagged"):
+            return None
+        if action == "add":
+            missing = sorted(set(vlans) - self.vlans)
+            if missing:
+                raise _Refused("%% Error: VLAN %d is not configured." % missing[0])
+            other = "tagged" if kind[0] == "untagged" else "untagged"
+            port[other] -= set(vlans)
+            port[kind[0]] |= set(vlans)
+            return ""
+        if action == "remove" and not lower[6:]:
+            port["untagged"] -= set(vlans)
+            port["tagged"] -= set(vlans)
+            self.statics = {entry for entry in self.statics
+                            if not (entry[2] == self.interface and entry[0] in vlans)}
+            return ""
+        return None
+
+    def _drop_statics(self, name):
+        self.statics = {entry for entry in self.statics if entry[2] != name}
+
+
+# ------------------------------------------------------------ data plane
+def ovs_entry(running_config, interface_names, switch="switch"):
+    """The ``ovs`` intent entry that makes the lab's OVS switch forward as
+    the OS6 configuration ``running_config`` says (ports not in general
+    mode are left out: the pipeline drops their frames)."""
+    parsed = dell_os6.parse(running_config, interface_names, switch, strict=False)
+    vlans = set(parsed["vlans"])
+    for entry in parsed["ports"].values():
+        vlans.update(entry["untagged"], entry["tagged"])
+    return {"platform": ovs.PLATFORM, "stp": parsed["stp"], "vlans": sorted(vlans),
+            "ports": parsed["ports"], "static_macs": parsed["static_macs"]}
+
+
+def _shell(script, what):
+    result = subprocess.run(["sh", "-s"], input=script, capture_output=True, text=True, check=False,
+                            timeout=60)
+    if result.returncode != 0:
+        raise Os6CliError("%s failed (exit %d): %s" % (what, result.returncode,
+                                                        " ".join(result.stderr.split())[:400]))
+    return result.stdout
+
+
+def apply_to_ovs(running_config, interface_names, switch, bridge=ovs.DEFAULT_BRIDGE, shell=_shell):
+    """Make the switch's OVS bridge hold ``running_config``: read, compare,
+    write only the difference (:mod:`..platforms.ovs`). Returns the change
+    lines (empty when nothing differed)."""
+    desired = ovs.render(ovs_entry(running_config, interface_names, switch), switch)
+    current = ovs.parse_state(shell(ovs.read_script(bridge), "reading the OVS bridge"))
+    changes = ovs.compare(current, desired, switch)
+    if changes.changed:
+        shell(ovs.write_script(changes, desired, current, bridge), "writing the OVS bridge")
+    return ovs.change_summary(changes, current)
+
+
+# -------------------------------------------------------------------- I/O
+def _read(path):
+    try:
+        with open(path, "r", encoding="utf-8") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return ""
+
+
+def _write(path, text):
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.replace(tmp, path)
+
+
+def load_settings(directory):
+    """``cli.json`` of the switch directory ``directory``."""
+    path = os.path.join(directory, SETTINGS_FILE)
+    try:
+        with open(path, "r", encoding="utf-8") as handle:
+            settings = json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise Os6CliError("this switch has no emulated CLI (%s: %s)" % (path, exc))
+    if not isinstance(settings, dict) or not isinstance(settings.get("interfaces"), dict):
+        raise Os6CliError("%s: not the settings of an emulated CLI" % path)
+    return settings
+
+
+class Session:
+    """One SSH session: :class:`Os6Cli` plus the files and the data plane."""
+
+    def __init__(self, directory, shell=_shell):
+        self.directory = directory
+        self.settings = load_settings(directory)
+        self.switch = self.settings.get("hostname") or os.path.basename(directory)
+        self.shell = shell
+        self.cli = Os6Cli(self.switch, list(self.settings["interfaces"].values()),
+                          running_config=_read(os.path.join(directory, RUNNING_FILE)),
+                          startup_config=_read(os.path.join(directory, STARTUP_FILE)))
+
+    def commit(self):
+        """Store the running configuration and apply it to OVS; returns an
+        error line for the session, or ''."""
+        self.cli.apply_due = False
+        text = self.cli.running_config()
+        _write(os.path.join(self.directory, RUNNING_FILE), text)
+        try:
+            apply_to_ovs(text, self.settings["interfaces"], self.switch,
+                         self.settings.get("bridge") or ovs.DEFAULT_BRIDGE, self.shell)
+        except EtherclusterError as exc:
+            return "%% Error: the data plane did not take the configuration: %s\n" % exc
+        return ""
+
+    def feed(self, line):
+        """Run one line; return the text to send back (output, then the
+        next prompt)."""
+        output = self.cli.execute(line)
+        if self.cli.apply_due:
+            output += self.commit()
+        if self.cli.saved:
+            self.cli.saved = False
+            _write(os.path.join(self.directory, STARTUP_FILE), self.cli.startup_config)
+        if self.cli.closed:
+            return output
+        return output + self.cli.prompt()
+
+    def close(self):
+        if self.cli.changed or self.cli.apply_due:
+            self.commit()
+
+
+def main(argv=None, stdin=None, stdout=None):
+    """The SSH forced command: serve one CLI session on stdin/stdout."""
+    del argv
+    stdin = stdin or sys.stdin.buffer
+    stdout = stdout or sys.stdout.buffer
+    directory = os.environ.get("ETHERCLUSTER_CLI_DIR") or os.environ.get("OVS_RUNDIR") or ""
+
+    def send(text):
+        # the SSH session's terminal turns "\n" into "\r\n" (ONLCR)
+        stdout.write(text.encode("utf-8"))
+        stdout.flush()
+
+    try:
+        session = Session(directory)
+    except EtherclusterError as exc:
+        send("%% %s\n" % exc)
+        return 1
+    send(session.cli.banner() + session.cli.prompt())
+    try:
+        for raw in iter(stdin.readline, b""):
+            send(session.feed(raw.decode("utf-8", "replace").rstrip("\r\n")))
+            if session.cli.closed:
+                break
+    finally:
+        session.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,192 @@
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Declarative diffs of CLI configurations: the commands that turn a
+switch's running configuration into the rendered one, removals included.
+
+A line-by-line diff (``ansible.netcommon``'s ``NetworkConfig``) only adds
+missing lines: it cannot take a VLAN off a port, delete a static MAC entry
+or drop a VLAN, and it re-sends lines whose spelling differs. Here both
+texts are parsed into the canonical intent form (:mod:`.common`) with the
+platform's own parser and compared as data, then exactly the needed
+commands are written, in an order the switch accepts:
+
+1. spanning tree off (or on);
+2. new VLANs (before any port uses them);
+3. static MAC entries that go (before their port leaves the VLAN);
+4. per port that differs, in its interface context: general/hybrid mode for
+   a port not yet in it, VLANs added (untagged, tagged; re-adding a VLAN
+   with the other kind moves it), the PVID, VLANs removed, speed, admin
+   state;
+5. new static MAC entries (their port is a member by now);
+6. VLANs that no longer exist in the intent (VLAN 1 is never removed).
+
+Ports the candidate does not name are left alone. A port not yet in
+general (OS6) or hybrid (VRP) mode starts from the mode's defaults: an
+untagged member of VLAN 1 with PVID 1 (shown as no PVID: both platforms
+omit the default PVID from their running configuration), so VLAN 1 is
+removed from it as the rendered configuration does.
+
+Without an interface-name map, ports are keyed by the candidate's own
+interface names, so a cliconf plugin that only sees two texts can diff
+them. Pure functions; needs the parsers (jinja2, netaddr).
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import dell_os6, huawei_vrp
+from .common import PlatformError, interface_namer, mac_dashed, mac_dotted
+
+DEFAULT_VLAN = 1
+_INTERFACE_LINE = re.compile(r"^interface\s+(.+?)\s*$", re.I)
+
+
+def _natural(text):
+    return [int(part) if part.isdigit() else part.lower() for part in re.split(r"(\d+)", str(text))]
+
+
+def candidate_interfaces(text, platform):
+    """Interface names the candidate text configures, as the platform's
+    parser keys them (``Gi1/0/3`` for ``gigabitethernet 1/0/3`` on OS6)."""
+    names = []
+    for line in text.splitlines():
+        found = _INTERFACE_LINE.match(line.strip())
+        if found:
+            name = found.group(1)
+            if platform == "dell_os6":
+                name = dell_os6._interface_key(name)  # pylint: disable=protected-access
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def _fresh_port():
+    # what a port holds right after "switchport mode general" / "port link-type hybrid"
+    return {"pvid": None, "untagged": [DEFAULT_VLAN], "tagged": [], "admin": "up", "speed_mbps": None}
+
+
+def _port_changes(now, want):
+    """(VLANs to add untagged, to add tagged, PVID change or None, VLANs to
+    remove, speed or None, admin or None) for one port."""
+    add_untagged = [vlan for vlan in want["untagged"] if vlan not in now["untagged"]]
+    add_tagged = [vlan for vlan in want["tagged"] if vlan not in now["tagged"]]
+    wanted = set(want["untagged"]) | set(want["tagged"])
+    removed = sorted(vlan for vlan in set(now["untagged"]) | set(now["tagged"]) if vlan not in wanted)
+    pvid = ("set", want["pvid"]) if want["pvid"] != now["pvid"] else None
+    speed = want["speed_mbps"] if want["speed_mbps"] is not None \
+        and want["speed_mbps"] != now["speed_mbps"] else None
+    admin = want["admin"] if want["admin"] != now["admin"] else None
+    return add_untagged, add_tagged, pvid, removed, speed, admin
+
+
+def _statics(canonical):
+    return {(entry["vlan"], entry["mac"], entry["port"]) for entry in canonical["static_macs"]}
+
+
+def dell_os6_commands(running, candidate, name_of):
+    """OS6 commands (global configuration mode) from canonical ``running``
+    to canonical ``candidate``; ``name_of(port)`` gives interface names."""
+    commands = []
+    if candidate["stp"] != running["stp"]:
+        commands.append("spanning-tree" if candidate["stp"] else "no spanning-tree")
+    new_vlans = sorted(set(candidate["vlans"]) - set(running["vlans"]) - {DEFAULT_VLAN})
+    if new_vlans:
+        commands += ["vlan database", "vlan %s" % dell_os6.vlan_list(new_vlans), "exit"]
+    have, want = _statics(running), _statics(candidate)
+    commands += ["no mac address-table static %s vlan %d interface %s"
+                 % (mac_dotted(mac), vlan, name_of(port)) for vlan, mac, port in sorted(have - want)]
+    for port in sorted(candidate["ports"], key=_natural):
+        lines = []
+        now = running["ports"].get(port)
+        if now is None:
+            lines.append("switchport mode general")
+            now = _fresh_port()
+        add_untagged, add_tagged, pvid, removed, speed, admin = _port_changes(now, candidate["ports"][port])
+        if add_untagged:
+            lines.append("switchport general allowed vlan add %s untagged" % dell_os6.vlan_list(add_untagged))
+        if add_tagged:
+            lines.append("switchport general allowed vlan add %s tagged" % dell_os6.vlan_list(add_tagged))
+        if pvid is not None:
+            lines.append("no switchport general pvid" if pvid[1] is None
+                         else "switchport general pvid %d" % pvid[1])
+        if removed:
+            lines.append("switchport general allowed vlan remove %s" % dell_os6.vlan_list(removed))
+        if speed is not None:
+            lines.append("speed %d" % speed)
+        if admin is not None:
+            lines.append("shutdown" if admin == "down" else "no shutdown")
+        if lines:
+            commands += ["interface %s" % name_of(port)] + lines + ["exit"]
+    commands += ["mac address-table static %s vlan %d interface %s"
+                 % (mac_dotted(mac), vlan, name_of(port)) for vlan, mac, port in sorted(want - have)]
+    gone = sorted(set(running["vlans"]) - set(candidate["vlans"]) - {DEFAULT_VLAN})
+    if gone:
+        commands += ["vlan database", "no vlan %s" % dell_os6.vlan_list(gone), "exit"]
+    return commands
+
+
+def huawei_vrp_commands(running, candidate, name_of):
+    """VRP commands (system view) from canonical ``running`` to canonical
+    ``candidate``; ``name_of(port)`` gives interface names."""
+    batches = huawei_vrp.vlan_batches
+    commands = []
+    if candidate["stp"] != running["stp"]:
+        commands.append("stp enable" if candidate["stp"] else "stp disable")
+    new_vlans = sorted(set(candidate["vlans"]) - set(running["vlans"]) - {DEFAULT_VLAN})
+    commands += ["vlan batch %s" % batch for batch in batches(new_vlans)]
+    have, want = _statics(running), _statics(candidate)
+    commands += ["undo mac-address static %s %s vlan %d" % (mac_dashed(mac), name_of(port), vlan)
+                 for vlan, mac, port in sorted(have - want)]
+    for port in sorted(candidate["ports"], key=_natural):
+        lines = []
+        now = running["ports"].get(port)
+        if now is None:
+            lines.append("port link-type hybrid")
+            now = _fresh_port()
+        add_untagged, add_tagged, pvid, removed, speed, admin = _port_changes(now, candidate["ports"][port])
+        lines += ["port hybrid untagged vlan %s" % batch for batch in batches(add_untagged)]
+        lines += ["port hybrid tagged vlan %s" % batch for batch in batches(add_tagged)]
+        if pvid is not None:
+            lines.append("undo port hybrid pvid vlan" if pvid[1] is None
+                         else "port hybrid pvid vlan %d" % pvid[1])
+        lines += ["undo port hybrid vlan %s" % batch for batch in batches(removed)]
+        if speed is not None:
+            lines += ["undo negotiation auto", "speed %d" % speed]
+        if admin is not None:
+            lines.append("shutdown" if admin == "down" else "undo shutdown")
+        if lines:
+            commands += ["interface %s" % name_of(port)] + lines + ["quit"]
+    commands += ["mac-address static %s %s vlan %d" % (mac_dashed(mac), name_of(port), vlan)
+                 for vlan, mac, port in sorted(want - have)]
+    gone = sorted(set(running["vlans"]) - set(candidate["vlans"]) - {DEFAULT_VLAN})
+    commands += ["undo vlan batch %s" % batch for batch in batches(gone)]
+    return commands
+
+
+PLATFORMS = {
+    "dell_os6": (dell_os6, dell_os6_commands),
+    "huawei_vrp": (huawei_vrp, huawei_vrp_commands),
+}
+
+
+def diff_commands(platform, running_text, candidate_text, interface_names=None, switch="switch"):
+    """The commands (a list of lines, configuration mode) that make a
+    switch of ``platform`` (``dell_os6`` or ``huawei_vrp``) whose running
+    configuration is ``running_text`` hold ``candidate_text`` (a rendered
+    configuration). Empty when it already does.
+
+    ``interface_names`` (``{port: interface}``) is the topology's map; when
+    it is None the candidate's interfaces are taken as they are named.
+    Raises :class:`~.common.PlatformError` naming the switch and line of
+    a text that cannot be read."""
+    if platform not in PLATFORMS:
+        raise PlatformError("switch %s: no CLI diff for platform %r (CLI platforms: %s)"
+                            % (switch, platform, ", ".join(sorted(PLATFORMS))))
+    module, commands_of = PLATFORMS[platform]
+    if interface_names is None:
+        interface_names = {name: name for name in candidate_interfaces(candidate_text, platform)}
+    candidate = module.parse(candidate_text or "", interface_names, switch)
+    running = module.parse(running_text or "", interface_names, switch, strict=False)
+    return commands_of(running, candidate, interface_namer(module.INTERFACE_PATTERN, interface_names, switch))

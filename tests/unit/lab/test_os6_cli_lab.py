@@ -1,0 +1,150 @@
+"""The CLI path end to end on a real lab of emulated Dell OS6 switches (the
+ring of fixtures/lab/ on platform dell_os6): deploy_routing.yml pushes over
+ansible.netcommon.network_cli with the collection's cliconf/terminal
+plugins; check mode shows the lines and touches nothing; the pushed
+configuration reaches the switches' OVS data plane and passes the
+verification on the wire; a second run changes nothing; a switch changed by
+hand gets exactly the lines that undo it (removals included); saving is
+asked for; an inventory without network_cli for a CLI switch pushes
+nothing."""
+
+import json
+import subprocess
+
+import pytest
+import yaml
+from lab_helpers import FIXTURES, ansible_playbook, netns_exec
+
+from ansible_collections.ethercluster.routing.plugins.module_utils.lab import runner
+from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import dell_os6, ovs
+
+pytestmark = pytest.mark.lab
+
+LAB = "os6-pytest"
+STATE_ROOT = "/run/ethercluster-lab"
+TOPOLOGY = FIXTURES / "ring3_os6_topology.yml"
+SWITCHES = ("sw0", "sw1", "sw2")
+CLI_TASK = "Push the configuration over the CLI (only the lines that differ from the running configuration)"
+SAVE_TASK = "Save the running configuration (save_config=true)"
+SUMMARY_TASK = "Print the summary"
+
+
+def deploy(lab, *args, inventory=None):
+    proc = ansible_playbook("-i", str(TOPOLOGY), "-i", inventory or lab["inventory"], "-f", "8",
+                            "playbooks/deploy_routing.yml", "-e", "out=%s" % lab["out"], *args)
+    start = proc.stdout.find("{")
+    assert start >= 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    data = json.loads(proc.stdout[start:])
+    tasks = {}
+    for play in data["plays"]:
+        for task in play["tasks"]:
+            tasks.setdefault(task["task"]["name"], {}).update(task["hosts"])
+    return proc.returncode, tasks, proc.stdout + proc.stderr
+
+
+def summary(tasks):
+    return tasks[SUMMARY_TASK]["localhost"]["msg"]
+
+
+def pipeline(lab, name):
+    sw = lab["layout"]["switches"][name]
+    text = netns_exec(sw["netns"], "ovs-ofctl", "-O", "OpenFlow13", "dump-flows",
+                      "unix:%s/br0.mgmt" % sw["dir"], "--no-stats").stdout
+    return sorted(flow for flow in ovs.parse_flows(text) if flow.cookie == ovs.PIPELINE_COOKIE)
+
+
+def running_config(lab, name):
+    path = "%s/running-config" % lab["layout"]["switches"][name]["dir"]
+    try:
+        with open(path, "r", encoding="utf-8") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None
+
+
+def cli_session(lab, name, lines):
+    """Type ``lines`` into switch ``name``'s CLI over SSH (the lab's CLI key)."""
+    sw = lab["layout"]["switches"][name]
+    directory = lab["layout"]["dir"]
+    return subprocess.run(
+        ["ssh", "-tt", "-i", "%s/cli_id_ed25519" % directory, "-o", "IdentitiesOnly=yes",
+         "-o", "UserKnownHostsFile=%s/known_hosts" % directory, "-o", "StrictHostKeyChecking=yes",
+         "root@%s" % sw["mgmt_address"]],
+        input="".join(line + "\n" for line in lines), capture_output=True, text=True, timeout=30, check=False)
+
+
+@pytest.fixture(scope="module")
+def lab(lab_machine, tmp_path_factory):
+    runner.lab_down(STATE_ROOT, LAB)
+    proc = ansible_playbook("playbooks/lab_up.yml", "-e", "topology=%s" % TOPOLOGY,
+                            "-e", "lab_name=%s" % LAB, "-e", "lab_mgmt_network=198.18.8.32/28",
+                            "-e", "lab_host_network=10.61.1.0/24")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    yield {"inventory": "%s/%s/inventory.yml" % (STATE_ROOT, LAB),
+           "layout": runner.read_record(STATE_ROOT, LAB)["layout"],
+           "out": tmp_path_factory.mktemp("deploy_os6")}
+    runner.lab_down(STATE_ROOT, LAB)
+
+
+def test_1_check_mode_shows_the_lines_and_touches_nothing(lab):
+    rc, tasks, output = deploy(lab, "--check", "--diff")
+    assert rc == 0, output[-3000:]
+    for name in SWITCHES:
+        result = tasks[CLI_TASK][name]
+        assert result["changed"] and result["commands"][0] == "no spanning-tree"
+        assert "switchport general allowed vlan remove 1" in result["commands"]
+        assert result["diff"]["prepared"] == "\n".join(result["commands"])
+        assert running_config(lab, name) is None and pipeline(lab, name) == []
+    assert "switches: 3 would change, 0 unchanged" in summary(tasks)[1]
+
+
+def test_2_the_push_reaches_the_data_plane_and_passes_the_verification(lab):
+    rc, tasks, output = deploy(lab)
+    assert rc == 0, output[-3000:]
+    assert summary(tasks)[2].startswith("verification: PASSED, 6/6 checks passed"), summary(tasks)
+    intent = json.loads((lab["out"] / "intent.json").read_text())
+    for name in SWITCHES:
+        entry = intent["switches"][name]
+        assert dell_os6.parse(running_config(lab, name)) == dell_os6.parse(dell_os6.render(entry, name))
+        assert pipeline(lab, name) == sorted(ovs.render(dict(entry, platform="ovs"), name)["flows"])
+    assert SAVE_TASK not in tasks or all(result.get("skipped") for result in tasks[SAVE_TASK].values())
+
+
+def test_3_a_second_run_changes_nothing(lab):
+    rc, tasks, output = deploy(lab, "-e", "verify=false")
+    assert rc == 0, output[-3000:]
+    assert not any(result["changed"] for result in tasks[CLI_TASK].values())
+    assert "switches: 0 changed, 3 unchanged" in summary(tasks)[1]
+
+
+def test_4_changes_made_by_hand_are_undone_with_exactly_the_needed_lines(lab):
+    before = pipeline(lab, "sw1")
+    reply = cli_session(lab, "sw1", ["enable", "configure", "vlan database", "vlan 999", "exit",
+                                     "interface Gi1/0/2", "switchport general allowed vlan add 999 tagged",
+                                     "shutdown", "end", "exit"])
+    assert "Invalid input" not in reply.stdout and "% Error" not in reply.stdout, reply.stdout
+    assert pipeline(lab, "sw1") != before  # the CLI change reached OVS
+    rc, tasks, output = deploy(lab, "-e", "verify=false", "-e", "save_config=true")
+    assert rc == 0, output[-3000:]
+    assert tasks[CLI_TASK]["sw1"]["commands"] == [
+        "interface Gi1/0/2", "switchport general allowed vlan remove 999", "no shutdown", "exit",
+        "vlan database", "no vlan 999", "exit"]
+    assert not tasks[CLI_TASK]["sw0"]["changed"] and not tasks[CLI_TASK]["sw2"]["changed"]
+    assert pipeline(lab, "sw1") == before
+    assert not tasks[SAVE_TASK]["sw1"].get("skipped") and tasks[SAVE_TASK]["sw0"].get("skipped")
+    with open("%s/startup-config" % lab["layout"]["switches"]["sw1"]["dir"], encoding="utf-8") as handle:
+        assert handle.read() == running_config(lab, "sw1")
+    assert "1 held another routing" in summary(tasks)[1]
+
+
+def test_5_a_cli_switch_without_network_cli_in_the_inventory_pushes_nothing(lab, tmp_path):
+    inventory = yaml.safe_load(open(lab["inventory"], encoding="utf-8"))
+    for host in inventory["all"]["children"]["switches"]["hosts"].values():
+        host.pop("ansible_connection")
+    bare = tmp_path / "inventory.yml"
+    bare.write_text(yaml.safe_dump(inventory))
+    rc, tasks, output = deploy(lab, "-e", "verify=false", inventory=str(bare))
+    assert rc != 0
+    assert "CLI switches whose inventory does not set ansible_connection=ansible.netcommon.network_cli " \
+           "(and ansible_network_os): sw0, sw1, sw2" in output
+    assert CLI_TASK not in tasks
