@@ -1,0 +1,74 @@
+#!/usr/bin/env python
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Planning time and step count of transitions (plugins/module_utils/transition.py):
+link off, link on and a speed change on the 4x4 and 8x8 torus, printed as a
+Markdown table. Usage: benchmarks/transition_plan.py [--engine segment]
+[--assignment renamed] [--sizes 4 8] [--budget N]"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.path.join(ROOT, ".build")
+LINK = os.path.join(BUILD, "ansible_collections", "ethercluster", "routing")
+if not os.path.islink(LINK):
+    os.makedirs(os.path.dirname(LINK), exist_ok=True)
+    os.symlink(ROOT, LINK)
+sys.path.insert(0, BUILD)
+
+from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (  # noqa: E402
+    EtherclusterError,
+)
+from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (  # noqa: E402
+    topology_from_data,
+)
+from ansible_collections.ethercluster.routing.plugins.module_utils.transition import (  # noqa: E402
+    plan_transition,
+)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--engine", default="segment")
+    parser.add_argument("--assignment", default="renamed")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[4, 8])
+    parser.add_argument("--budget", type=int, default=None,
+                        help="window evaluations the flip-order search may spend")
+    args = parser.parse_args()
+    print("| fabric | engine/assignment | action | steps | flips | method | windows | "
+          "dependency edges | seconds |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for size in args.sizes:
+        topology = topology_from_data({"generate": {"kind": "torus", "dims": [size, size]}})
+        link = 0
+        calls = [("off", {}), ("on", {"current_down": [link]}), ("speed", {"speed_mbps": 100})]
+        for action, extra in calls:
+            started = time.perf_counter()
+            try:
+                result = plan_transition(topology, action, link, engine=args.engine,
+                                         assignment=args.assignment, search_budget=args.budget,
+                                         max_broadcast_copies=10 ** 12, **extra)
+            except EtherclusterError as exc:
+                print("| %dx%d torus | %s/%s | %s | refused: %s | | | | | %.2f |"
+                      % (size, size, args.engine, args.assignment, action, str(exc)[:80],
+                         time.perf_counter() - started))
+                continue
+            seconds = time.perf_counter() - started
+            proof = result.proof
+            method = "drain" if proof["drain"] else (
+                "order-free" if proof["order_free"] else "searched order")
+            flips = sum(1 for step in result.steps if step["name"].startswith("flip "))
+            print("| %dx%d torus | %s/%s | %s | %d | %d | %s | %d | %d | %.2f |"
+                  % (size, size, args.engine, args.assignment, action, len(result.steps), flips,
+                     method, proof["windows"], proof["dependency_edges"], seconds))
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
