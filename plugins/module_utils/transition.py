@@ -98,6 +98,7 @@ from .dot1q import BROADCAST_MAC, Dot1qFabric
 from .errors import EtherclusterError, TopologyError
 from .intent import Plan, PlanError, build_intent, check_intent, plan
 from .macs import static_mac_table
+from .routing import compute_routing
 from .routing.base import select_paths, turns
 from .vlans import assign_vlans
 from .platforms.capabilities import CAPABILITIES
@@ -996,6 +997,29 @@ class _Router:
             return _plan(topology, down, bank, self.options, what, self.link_name)
 
 
+def kept_order_router(topology, engine="segment", engine_options=None):
+    """A function ``down -> RoutingFunction``: the routing a fabric with the
+    links ``down`` (indexes, besides the file's down links) down holds when
+    its transitions keep the base routing's turn order (:class:`_Router`).
+    The base routing (no extra link down) is the engine's own. Raises
+    :class:`~.routing.base.RoutingError` when the kept order leaves a pair
+    without a path (such a link can only go off through a fresh plan and,
+    usually, a drain). The link selection of the power-saving playbook uses
+    it, so the loads it weighs are those of the routings it will push."""
+    file_down = frozenset(topology.down_links())
+    base = compute_routing(topology, engine, down=sorted(file_down), **dict(engine_options or {}))
+    positions = _turn_order(base)
+
+    def route(down):
+        down = frozenset(int(i) for i in down) | file_down
+        if down == file_down:
+            return base
+        _allowed, prohibited = _forward_turns(topology, down, [positions])
+        return select_paths(topology, prohibited, base.engine, down=sorted(down),
+                            options=dict(base.options or {}, kept_turn_order=True))
+    return route
+
+
 class _Builder:
     """Collects steps and the states they leave the fabric in."""
 
@@ -1523,4 +1547,4 @@ def _check_state(proof, intent, what):
                               % (what, proof.cycle_text()), step=what)
 
 
-__all__ = ["ACTIONS", "Transition", "TransitionError", "plan_transition"]
+__all__ = ["ACTIONS", "Transition", "TransitionError", "kept_order_router", "plan_transition"]

@@ -28,8 +28,14 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.intent import
 from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
     topology_from_data,
 )
+from ansible_collections.ethercluster.routing.plugins.module_utils.link_selection import (
+    LinkSelectionProblem,
+    greedy_selection,
+)
 from ansible_collections.ethercluster.routing.plugins.module_utils.transition import (
     TransitionError,
+    _plan_from_routing,
+    kept_order_router,
     plan_transition,
 )
 
@@ -271,3 +277,20 @@ def test_refuses_a_speed_the_platform_cannot_set():
                                    "switch_defaults": {"platform": "dell_os6"}})
     with pytest.raises(TransitionError, match="cannot set 123 Mb/s"):
         plan_transition(topology, "speed", 0, speed_mbps=123, engine="updown")
+
+
+def test_kept_order_router_gives_the_routings_transitions_push():
+    spec, kwargs = CASES["torus4x4-segment-renamed"]
+    topology = _topology(spec)
+    route = kept_order_router(topology, kwargs["engine"])
+    assert route([]).paths() == plan(topology, **kwargs).routing.paths()
+    off = plan_transition(topology, "off", LINK, **kwargs)
+    planned = _plan_from_routing(topology, route([LINK]), off.banks[-1], kwargs)
+    assert planned.intent["switches"] == off.after["switches"]
+    # link selection with that router weighs the routings transitions push, and
+    # rejects links whose kept order has no routing (they would need a drain)
+    problem = LinkSelectionProblem(topology, "uniform", kwargs["engine"], router=route)
+    assert not problem.evaluate({0}).ok and "no legal path" in problem.evaluate({0}).reason
+    assert problem.evaluate({LINK}).routing.paths() == route([LINK]).paths()
+    result = greedy_selection(topology, "uniform", kwargs["engine"], problem=problem)
+    assert result.links_off and 0 not in result.links_off
