@@ -4,8 +4,10 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Planning time and step count of transitions (plugins/module_utils/transition.py):
 link off, link on and a speed change on the 4x4 and 8x8 torus, printed as a
-Markdown table. Usage: benchmarks/transition_plan.py [--engine segment]
-[--assignment renamed] [--sizes 4 8] [--budget N]"""
+Markdown table, and how many links of each fabric can go off losslessly
+(their kept-turn-order routing exists, docs/transitions.md). Usage:
+benchmarks/transition_plan.py [--engine segment] [--assignment renamed]
+[--sizes 4 8] [--budget N] [--link N (default: the middle link)]"""
 
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.topology impo
     topology_from_data,
 )
 from ansible_collections.ethercluster.routing.plugins.module_utils.transition import (  # noqa: E402
+    kept_order_router,
     plan_transition,
 )
 
@@ -40,13 +43,25 @@ def main():
     parser.add_argument("--sizes", type=int, nargs="+", default=[4, 8])
     parser.add_argument("--budget", type=int, default=None,
                         help="window evaluations the flip-order search may spend")
+    parser.add_argument("--link", type=int, default=None, help="the link to switch")
     args = parser.parse_args()
-    print("| fabric | engine/assignment | action | steps | flips | method | windows | "
+    lossless = []
+    print("| fabric | engine/assignment | link | action | steps | flips | method | windows | "
           "dependency edges | seconds |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for size in args.sizes:
         topology = topology_from_data({"generate": {"kind": "torus", "dims": [size, size]}})
-        link = 0
+        link = len(topology.links) // 2 if args.link is None else args.link
+        route = kept_order_router(topology, args.engine)
+        routable = 0
+        for index in range(len(topology.links)):
+            try:
+                route([index])
+                routable += 1
+            except EtherclusterError:
+                pass
+        lossless.append("%dx%d torus, %s: %d of %d links can go off losslessly (kept turn order)"
+                        % (size, size, args.engine, routable, len(topology.links)))
         calls = [("off", {}), ("on", {"current_down": [link]}), ("speed", {"speed_mbps": 100})]
         for action, extra in calls:
             started = time.perf_counter()
@@ -55,8 +70,8 @@ def main():
                                          assignment=args.assignment, search_budget=args.budget,
                                          max_broadcast_copies=10 ** 12, **extra)
             except EtherclusterError as exc:
-                print("| %dx%d torus | %s/%s | %s | refused: %s | | | | | %.2f |"
-                      % (size, size, args.engine, args.assignment, action, str(exc)[:80],
+                print("| %dx%d torus | %s/%s | %d | %s | refused: %s | | | | | %.2f |"
+                      % (size, size, args.engine, args.assignment, link, action, str(exc)[:80],
                          time.perf_counter() - started))
                 continue
             seconds = time.perf_counter() - started
@@ -64,10 +79,14 @@ def main():
             method = "drain" if proof["drain"] else (
                 "order-free" if proof["order_free"] else "searched order")
             flips = sum(1 for step in result.steps if step["name"].startswith("flip "))
-            print("| %dx%d torus | %s/%s | %s | %d | %d | %s | %d | %d | %.2f |"
-                  % (size, size, args.engine, args.assignment, action, len(result.steps), flips,
+            print("| %dx%d torus | %s/%s | %d | %s | %d | %d | %s | %d | %d | %.2f |"
+                  % (size, size, args.engine, args.assignment, link, action, len(result.steps),
+                     flips,
                      method, proof["windows"], proof["dependency_edges"], seconds))
             sys.stdout.flush()
+    print()
+    for line in lossless:
+        print("* " + line)
 
 
 if __name__ == "__main__":
