@@ -997,6 +997,29 @@ class _Router:
             return _plan(topology, down, bank, self.options, what, self.link_name)
 
 
+def held_intent(topology, down=(), bank="A", engine="segment", assignment="renamed",
+                engine_options=None, keep_turn_order=True, **plan_kwargs):
+    """The intent a settled fabric holds with the links ``down`` (indexes
+    or ``"sw:port"``, besides the file's down links) down, in VLAN bank
+    ``bank``: plan() with only the file's links down (what deploy_routing.yml
+    pushes), else the routing that keeps its turn order (:class:`_Router`)
+    -- exactly the ``before`` a transition starting there plans, so an
+    executor reading the switches can tell a settled fabric from an
+    interrupted transition. Raises :class:`TransitionError`."""
+    try:
+        file_down = set(topology.down_links())
+        wanted = set(file_down)
+        for ref in down or ():
+            wanted.add(ref if isinstance(ref, int) and not isinstance(ref, bool)
+                       else topology.link(ref).index)
+    except TopologyError as exc:
+        raise TransitionError("down: %s" % "; ".join(exc.problems)) from None
+    options = dict(plan_kwargs, engine=engine, assignment=assignment,
+                   engine_options=engine_options)
+    router = _Router(options, keep_turn_order, "(none)", file_down)
+    return router.plan(_working_topology(topology), wanted, bank, "the settled routing").intent
+
+
 def kept_order_router(topology, engine="segment", engine_options=None):
     """A function ``down -> RoutingFunction``: the routing a fabric with the
     links ``down`` (indexes, besides the file's down links) down holds when
@@ -1547,4 +1570,5 @@ def _check_state(proof, intent, what):
                               % (what, proof.cycle_text()), step=what)
 
 
-__all__ = ["ACTIONS", "Transition", "TransitionError", "kept_order_router", "plan_transition"]
+__all__ = ["ACTIONS", "Transition", "TransitionError", "held_intent", "kept_order_router",
+           "plan_transition"]

@@ -35,6 +35,7 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.link_selectio
 from ansible_collections.ethercluster.routing.plugins.module_utils.transition import (
     TransitionError,
     _plan_from_routing,
+    held_intent,
     kept_order_router,
     plan_transition,
 )
@@ -294,3 +295,15 @@ def test_kept_order_router_gives_the_routings_transitions_push():
     assert problem.evaluate({LINK}).routing.paths() == route([LINK]).paths()
     result = greedy_selection(topology, "uniform", kwargs["engine"], problem=problem)
     assert result.links_off and 0 not in result.links_off
+
+
+def test_held_intent_is_the_state_transitions_start_and_end_in():
+    spec, kwargs = CASES["torus4x4-segment-renamed"]
+    topology = _topology(spec)
+    off = plan_transition(topology, "off", LINK, **kwargs)
+    assert held_intent(topology, down=[LINK], bank=off.banks[-1], **kwargs)["switches"] == \
+        off.after["switches"]
+    assert held_intent(topology, bank=off.banks[0], **kwargs)["switches"] == \
+        off.before["switches"] == plan(topology, **kwargs).intent["switches"]
+    with pytest.raises(TransitionError, match="sw99"):
+        held_intent(topology, down=["sw99:1"], **kwargs)

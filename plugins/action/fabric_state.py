@@ -1,0 +1,99 @@
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin of ethercluster.routing.fabric_state (documentation:
+plugins/modules/fabric_state.py; the work: module_utils/fabric_state.py).
+
+Runs on the controller: one SSH session per switch (in parallel), one read
+each, the fabric's state computed from what they hold."""
+
+from __future__ import annotations
+
+import time
+
+from ansible.errors import AnsibleError
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.ethercluster.routing.plugins.modules.fabric_state import ARGUMENT_SPEC
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import (
+    controller_path,
+)
+
+try:
+    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
+        EtherclusterError,
+    )
+    from ansible_collections.ethercluster.routing.plugins.module_utils import fabric_state as fs
+    from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
+        load_topology,
+    )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.transition_run import (
+        OvsDriver,
+        check_platforms,
+        read_counters,
+        read_states,
+    )
+    from ansible_collections.ethercluster.routing.plugins.plugin_utils.fabric_access import (
+        session_opener,
+        switch_settings,
+    )
+except ImportError as exc:
+    IMPORT_ERROR = exc
+else:
+    IMPORT_ERROR = None
+
+
+def load(action, path):
+    """The topology of controller file ``path`` (AnsibleError when missing)."""
+    found = controller_path(action, path)
+    if found is None:
+        raise AnsibleError("topology: file %r not found" % path)
+    return load_topology(found)
+
+
+class ActionModule(ActionBase):
+    """Read every switch; return the fabric's state."""
+
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(ARGUMENT_SPEC)
+    _requires_connection = False
+    _supports_check_mode = True
+    _supports_async = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        result["changed"] = False
+        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        if IMPORT_ERROR is not None:
+            result.update(failed=True, msg="ethercluster.routing.fabric_state needs the packages "
+                          "of the collection's requirements.txt (paramiko, networkx, PyYAML) on "
+                          "the controller: %s" % IMPORT_ERROR)
+            return result
+        driver = None
+        try:
+            topology = load(self, args["topology"])
+            check_platforms(topology)
+            switches = args["switches"] or topology.switch_names()
+            settings = switch_settings(self, task_vars or {}, switches)
+            driver = OvsDriver(session_opener(settings, args["timeout"],
+                                              args["host_key_checking"]),
+                               {name: value["bridge"] for name, value in settings.items()},
+                               timeout=args["timeout"])
+            states = read_states(driver, switches)
+            if args["counters"]:
+                result["read_at"] = round(time.time(), 3)
+                result["counters"] = read_counters(driver, switches)
+            if set(switches) == set(topology.switch_names()):
+                state = fs.fabric_state(topology, states)
+            else:
+                state = {"switches": {name: fs.switch_state(name, states[name])
+                                      for name in switches}, "problems": [], "settled": True}
+            result["state"] = state
+            if args["fail_on_unsettled"] and not state["settled"]:
+                result.update(failed=True, msg="; ".join(state["problems"]))
+        except (EtherclusterError, AnsibleError) as exc:
+            result.update(failed=True, msg=str(exc))
+        finally:
+            if driver is not None:
+                driver.close()
+        return result

@@ -1,0 +1,136 @@
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin of ethercluster.routing.power_decide (documentation:
+plugins/modules/power_decide.py; the work: module_utils/power_measure.py and
+link_selection.decide)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from ansible.errors import AnsibleError
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.ethercluster.routing.plugins.modules.power_decide import ARGUMENT_SPEC
+
+try:
+    from ansible_collections.ethercluster.routing.plugins.action.fabric_state import load
+    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
+        EtherclusterError,
+    )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.fabric_state import (
+        fabric_state,
+    )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.link_selection import (
+        DEFAULT_THRESHOLDS,
+    )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.power_measure import (
+        power_decision,
+    )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.snmp_counters import (
+        port_if_names,
+        read_counters as snmp_counters,
+    )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.transition_run import (
+        OvsDriver,
+        check_platforms,
+        read_counters,
+        read_states,
+    )
+    from ansible_collections.ethercluster.routing.plugins.plugin_utils.fabric_access import (
+        session_opener,
+        switch_settings,
+    )
+except ImportError as exc:
+    IMPORT_ERROR = exc
+else:
+    IMPORT_ERROR = None
+
+
+class ActionModule(ActionBase):
+    """Read the state and the counters; decide."""
+
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(ARGUMENT_SPEC)
+    _requires_connection = False
+    _supports_check_mode = True
+    _supports_async = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        result["changed"] = False
+        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        if IMPORT_ERROR is not None:
+            result.update(failed=True, msg="ethercluster.routing.power_decide needs the packages "
+                          "of the collection's requirements.txt on the controller: %s"
+                          % IMPORT_ERROR)
+            return result
+        thresholds = args["thresholds"]
+        samples = args["samples"] or int((thresholds or {}).get(
+            "samples", DEFAULT_THRESHOLDS["samples"]))
+        if samples < 1 or args["interval_s"] <= 0:
+            result.update(failed=True, msg="samples must be >= 1 and interval_s > 0")
+            return result
+        driver = None
+        try:
+            topology = load(self, args["topology"])
+            check_platforms(topology)
+            switches = topology.switch_names()
+            settings = switch_settings(self, task_vars or {}, switches)
+            driver = OvsDriver(session_opener(settings, args["timeout"],
+                                              args["host_key_checking"]),
+                               {name: value["bridge"] for name, value in settings.items()},
+                               timeout=args["timeout"])
+            state = fabric_state(topology, read_states(driver, switches))
+            if not state["settled"]:
+                raise AnsibleError("the fabric is not settled, nothing decided: %s"
+                                   % "; ".join(state["problems"]))
+            read = self._counter_reader(args, topology, settings, driver)
+            readings = []
+            for number in range(samples + 1):
+                if number:
+                    time.sleep(args["interval_s"])
+                at = time.time()
+                readings.append({"at": at, "counters": read()})
+            decision = power_decision(topology, state, readings, thresholds)
+            result.update(decision)
+            result.update(bank=state["bank"], down_links=state["down_links"],
+                          speeds=state["speeds"], counters_source=args["counters_source"])
+            if args["log"] and not self._task.check_mode:
+                path = os.path.abspath(os.path.expanduser(args["log"]))
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "a", encoding="utf-8") as handle:
+                    handle.write(json.dumps({
+                        "decision": True, "at": round(time.time(), 3), "bank": state["bank"],
+                        "down_links": state["down_links"], "actions": decision["actions"],
+                        "log": decision["log"], "sample_peaks": decision["sample_peaks"]},
+                        sort_keys=True) + "\n")
+        except (EtherclusterError, AnsibleError) as exc:
+            result.update(failed=True, msg=str(exc))
+        finally:
+            if driver is not None:
+                driver.close()
+        return result
+
+    @staticmethod
+    def _counter_reader(args, topology, settings, driver):
+        """A function reading every switch's port counters, from the chosen source."""
+        switches = topology.switch_names()
+        if args["counters_source"] == "ovs":
+            return lambda: read_counters(driver, switches)
+        wanted = {name: port_if_names(topology, name, topology.used_ports(name),
+                                      args["snmp_if_name"]) for name in switches}
+
+        def one(name):
+            return snmp_counters(name, settings[name]["host"], wanted[name],
+                                 community=args["snmp_community"], port=args["snmp_port"],
+                                 timeout=min(args["timeout"], 5.0))
+
+        def read():
+            with ThreadPoolExecutor(max_workers=min(16, len(switches))) as pool:
+                return dict(zip(switches, pool.map(one, switches)))
+        return read

@@ -1,0 +1,473 @@
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""UDP probes between every pair of the lab's hosts, to count the frames a
+link transition loses (issue 7, item 5). Standard library only.
+
+:func:`start` forks one agent per host; the agent enters the host's
+network namespace (``setns(2)``, :mod:`.frames`), binds a UDP socket to the
+host's address and, every ``interval`` (10 ms), sends one datagram to each
+other host carrying (run id, source, destination, sequence number, send
+time), while receiving the others' datagrams. It records per source which
+sequence numbers arrived, how many came twice and how many came after a
+later one. The neighbours (ARP) of every host are set permanent while the
+probes run, so no ARP exchange competes with the probes or gets lost in a
+transition and delays them; :func:`stop` removes them again.
+
+:func:`stop` signals the agents: each stops sending, keeps receiving for
+``drain_s`` (frames in flight), writes its record (``<host>.json`` under
+the probe directory) and exits. :func:`summarise` (pure, tested) turns the
+records into per-pair sent/received/lost/duplicates/reordered, a timeline
+of losses in time buckets and, given the transitions' wall-clock windows,
+the losses of each transition (a lost datagram belongs to the window its
+send time falls into, widened by ``margin_s``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import socket
+import struct
+import subprocess
+import time
+
+from ..errors import EtherclusterError
+from .frames import NETNS_DIR, _setns
+
+PROBE_PORT = 47000
+MAGIC = b"ECP1"
+DATAGRAM = struct.Struct("!4sIHHId")  # magic, run id, source, destination, sequence, send time
+PAD_TO = 64  # bytes of UDP payload
+RECORD = "probes.json"
+RECEIVE_BUFFER = 4 << 20
+NICENESS = 10
+
+
+class ProbeError(EtherclusterError):
+    """The probes cannot start, stop or be read (names the lab, host or file)."""
+
+
+# ------------------------------------------------------------ the agent
+class _Agent:
+    """One host's sender and receiver (runs in a forked child)."""
+
+    def __init__(self, me, hosts, run_id, interval, port, drain_s):
+        self.me = me
+        self.names = sorted(hosts)
+        self.index = self.names.index(me)
+        self.hosts = hosts
+        self.run_id = run_id
+        self.interval = interval
+        self.port = port
+        self.drain_s = drain_s
+        self.stopping = False
+        self.ticks = []  # wall-clock send time of each sequence number, ms after start
+        self.send_errors = {}
+        self.received = {}  # source index -> bytearray, one byte per sequence number
+        self.duplicates = {}
+        self.reordered = {}
+        self.highest = {}
+        self.foreign = 0
+
+    def run(self):
+        host = self.hosts[self.me]
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, getattr(socket, "SO_RCVBUFFORCE", 33),
+                            RECEIVE_BUFFER)
+        except OSError:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
+        sock.bind((host["address"], self.port))
+        sock.setblocking(False)
+        peers = [(self.names.index(name), (self.hosts[name]["address"], self.port))
+                 for name in self.names if name != self.me]
+        selector = selectors.DefaultSelector()
+        selector.register(sock, selectors.EVENT_READ)
+        signal.signal(signal.SIGTERM, self._stop)
+        started_wall = time.time()
+        started = time.monotonic()
+        next_tick = started
+        sequence = 0
+        stop_at = None
+        while True:
+            now = time.monotonic()
+            if self.stopping and stop_at is None:
+                stop_at = now + self.drain_s
+            if stop_at is not None and now >= stop_at:
+                break
+            if stop_at is None and now >= next_tick:
+                wall = time.time()
+                for peer, address in peers:
+                    payload = DATAGRAM.pack(MAGIC, self.run_id, self.index, peer, sequence, wall)
+                    try:
+                        sock.sendto(payload.ljust(PAD_TO, b"."), address)
+                    except OSError:
+                        self.send_errors.setdefault(peer, []).append(sequence)
+                self.ticks.append(int(round((wall - started_wall) * 1000)))
+                sequence += 1
+                next_tick += self.interval
+                if now - next_tick > 1.0:  # far behind (machine stalled): do not burst
+                    next_tick = now + self.interval
+            wake = (stop_at if stop_at is not None else next_tick) - time.monotonic()
+            for _key, _events in selector.select(max(0.0, wake)):
+                self._receive(sock)
+        selector.close()
+        sock.close()
+        return {"host": self.me, "index": self.index, "names": self.names,
+                "start": round(started_wall, 3), "interval": self.interval,
+                "sent": sequence, "ticks_ms": self.ticks,
+                "send_errors": {self.names[peer]: seqs for peer, seqs in self.send_errors.items()},
+                "received": {self.names[source]: _ranges(marks)
+                             for source, marks in self.received.items()},
+                "duplicates": {self.names[s]: n for s, n in self.duplicates.items() if n},
+                "reordered": {self.names[s]: n for s, n in self.reordered.items() if n},
+                "foreign": self.foreign}
+
+    def _stop(self, _signum, _frame):
+        self.stopping = True
+
+    def _receive(self, sock):
+        while True:
+            try:
+                data = sock.recv(2048)
+            except (BlockingIOError, InterruptedError):
+                return
+            if len(data) < DATAGRAM.size:
+                self.foreign += 1
+                continue
+            magic, run_id, source, target, sequence, _sent = DATAGRAM.unpack_from(data)
+            if magic != MAGIC or run_id != self.run_id or target != self.index \
+                    or source >= len(self.names):
+                self.foreign += 1
+                continue
+            marks = self.received.setdefault(source, bytearray())
+            if sequence >= len(marks):
+                marks.extend(b"\0" * (sequence + 1 - len(marks) + 1024))
+            if marks[sequence]:
+                self.duplicates[source] = self.duplicates.get(source, 0) + 1
+                continue
+            marks[sequence] = 1
+            if sequence < self.highest.get(source, -1):
+                self.reordered[source] = self.reordered.get(source, 0) + 1
+            else:
+                self.highest[source] = sequence
+
+
+def _ranges(marks):
+    """Sequence numbers marked in ``marks`` as ``[[first, last], ...]``."""
+    result, first = [], None
+    for number, value in enumerate(marks):
+        if value and first is None:
+            first = number
+        elif not value and first is not None:
+            result.append([first, number - 1])
+            first = None
+    if first is not None:
+        result.append([first, len(marks) - 1])
+    return result
+
+
+def _neighbours(hosts, me, add):
+    """Make (``add``) or remove the permanent neighbour entries of host ``me``."""
+    dev = hosts[me]["dev"]
+    lines = []
+    for name, host in sorted(hosts.items()):
+        if name == me:
+            continue
+        if add:
+            lines.append("neigh replace %s lladdr %s dev %s nud permanent"
+                         % (host["address"], host["mac"], dev))
+        else:
+            lines.append("neigh del %s dev %s" % (host["address"], dev))
+    subprocess.run(["ip", "-force", "-batch", "-"], input="\n".join(lines) + "\n", text=True,
+                   capture_output=True, check=False, timeout=20)
+
+
+def _agent_main(me, hosts, run_id, interval, port, drain_s, directory):
+    """Body of a forked agent: enter the host's namespace, probe, write the record."""
+    target = os.open(os.path.join(NETNS_DIR, hosts[me]["netns"]), os.O_RDONLY)
+    try:
+        _setns(target, hosts[me]["netns"])
+    finally:
+        os.close(target)
+    _neighbours(hosts, me, add=True)
+    # below the switches' control plane (sshd, ovs-ofctl) on a busy machine:
+    # a late probe is only sent late (its send time is recorded), while a
+    # starved switch would make the transition itself slow
+    os.nice(NICENESS)
+    try:
+        record = _Agent(me, hosts, run_id, interval, port, drain_s).run()
+    except Exception as exc:  # pylint: disable=broad-except  # reported through the record
+        record = {"host": me, "error": "%s: %s" % (type(exc).__name__, exc)}
+    finally:
+        _neighbours(hosts, me, add=False)
+    path = os.path.join(directory, "%s.json" % me)
+    with open(path + ".tmp", "w", encoding="utf-8") as handle:
+        json.dump(record, handle)
+    os.rename(path + ".tmp", path)
+
+
+def _fork_agent(*args):
+    pid = os.fork()
+    if pid:
+        return pid
+    # the child: detach from the caller (an Ansible module's pipes must close)
+    status = 0
+    try:
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        _close_inherited(null)
+        _agent_main(*args)
+    except BaseException:  # pylint: disable=broad-except  # a child must never return
+        status = 1
+    os._exit(status)  # pylint: disable=protected-access
+
+
+def _close_inherited(keep):
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd > 2 and fd != keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+# ------------------------------------------------------------ start/stop
+def probe_directory(layout):
+    return os.path.join(layout["dir"], "probes")
+
+
+def read_record(directory):
+    try:
+        with open(os.path.join(directory, RECORD), "r", encoding="utf-8") as handle:
+            return json.load(handle)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise ProbeError("cannot read %s: %s" % (os.path.join(directory, RECORD), exc))
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # our own child that has exited: reap it
+        done, _status = os.waitpid(pid, os.WNOHANG)
+        return done == 0
+    except ChildProcessError:
+        pass
+    try:
+        with open("/proc/%d/stat" % pid, "r", encoding="utf-8") as handle:
+            return handle.read().rpartition(")")[2].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+def running(layout):
+    """The record of the probes running in this lab, or None."""
+    record = read_record(probe_directory(layout))
+    if record and record.get("state") == "running" and any(_alive(pid) for pid in
+                                                           record["pids"].values()):
+        return record
+    return None
+
+
+def start(layout, interval=0.01, port=PROBE_PORT, drain_s=0.5, hosts=None, warmup_s=1.0):
+    """Start one agent per host of the lab ``layout`` (or of ``hosts``).
+    Returns the record (``pids``, ``run_id``, ``started``...). Refuses when
+    probes already run in this lab."""
+    if running(layout):
+        raise ProbeError("lab %s: probes already run (stop them first)" % layout["lab"])
+    names = sorted(hosts or layout["hosts"])
+    unknown = [name for name in names if name not in layout["hosts"]]
+    if unknown:
+        raise ProbeError("lab %s has no host(s) %s" % (layout["lab"], ", ".join(unknown)))
+    if len(names) < 2:
+        raise ProbeError("probes need at least two hosts, got %s" % names)
+    if not 0.001 <= float(interval) <= 10:
+        raise ProbeError("interval: must be from 0.001 to 10 seconds, got %r" % (interval,))
+    fields = ("netns", "dev", "mac", "address")
+    chosen = {name: {key: layout["hosts"][name][key] for key in fields} for name in names}
+    directory = probe_directory(layout)
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    for name in os.listdir(directory):
+        if name.endswith(".json"):
+            os.unlink(os.path.join(directory, name))
+    run_id = int.from_bytes(os.urandom(4), "big")
+    pids = {}
+    for name in names:
+        pids[name] = _fork_agent(name, chosen, run_id, float(interval), int(port),
+                                 float(drain_s), directory)
+    started = time.time()
+    record = {"state": "running", "lab": layout["lab"], "run_id": run_id, "pids": pids,
+              "hosts": names, "interval": float(interval), "port": int(port),
+              "started": round(started, 3), "drain_s": float(drain_s),
+              "measured_from": round(started + float(warmup_s), 3)}
+    with open(os.path.join(directory, RECORD), "w", encoding="utf-8") as handle:
+        json.dump(record, handle)
+    # warm-up: the agents bind and set their neighbours, the datapath caches
+    # the flows of every pair; losses before measured_from are not counted
+    time.sleep(float(warmup_s))
+    return record
+
+
+def stop(layout, windows=None, bucket_s=0.1, margin_s=0.2, timeout=20.0):
+    """Stop the lab's agents, collect their records and :func:`summarise`
+    them. Returns None when no probes were started."""
+    directory = probe_directory(layout)
+    record = read_record(directory)
+    if record is None:
+        return None
+    stopped_at = time.time()
+    for pid in record["pids"].values():
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + timeout + record.get("drain_s", 0.5)
+    results, missing = {}, list(record["hosts"])
+    while missing and time.monotonic() < deadline:
+        for name in list(missing):
+            path = os.path.join(directory, "%s.json" % name)
+            if os.path.exists(path):
+                with open(path, "r", encoding="utf-8") as handle:
+                    results[name] = json.load(handle)
+                missing.remove(name)
+            elif not _alive(record["pids"][name]):
+                missing.remove(name)
+        time.sleep(0.05)
+    for pid in record["pids"].values():
+        _alive(pid)  # reaps our own children
+    record["state"] = "stopped"
+    record["stopped"] = round(stopped_at, 3)
+    with open(os.path.join(directory, RECORD), "w", encoding="utf-8") as handle:
+        json.dump(record, handle)
+    lost_agents = [name for name in record["hosts"] if name not in results]
+    errors = ["%s: %s" % (name, result["error"]) for name, result in sorted(results.items())
+              if "error" in result]
+    if lost_agents or errors:
+        raise ProbeError("lab %s: probe agent(s) failed: %s" % (
+            layout["lab"], "; ".join(errors + ["%s: no record" % name for name in lost_agents])))
+    summary = summarise(results, windows=windows, bucket_s=bucket_s, margin_s=margin_s,
+                        since=record.get("measured_from"))
+    summary["directory"] = directory
+    with open(os.path.join(directory, "summary.json"), "w", encoding="utf-8") as handle:
+        json.dump(summary, handle)
+    return summary
+
+
+# ------------------------------------------------------------- arithmetic
+def _missing(sent, ranges, excluded=()):
+    """Sequence numbers below ``sent`` not covered by ``ranges`` nor ``excluded``."""
+    covered = bytearray(sent)
+    for first, last in ranges:
+        for number in range(first, min(last, sent - 1) + 1):
+            covered[number] = 1
+    for number in excluded:
+        if number < sent:
+            covered[number] = 1
+    return [number for number in range(sent) if not covered[number]]
+
+
+def _first_since(sender, since):
+    """The first sequence number sent at or after ``since`` (wall clock)."""
+    if since is None:
+        return 0
+    offset = (since - sender["start"]) * 1000.0
+    for number, tick in enumerate(sender["ticks_ms"]):
+        if tick >= offset - 0.5:  # ticks are whole milliseconds
+            return number
+    return sender["sent"]
+
+
+def summarise(results, windows=None, bucket_s=0.1, margin_s=0.2, since=None):
+    """Per ordered pair and in total: ``sent``, ``received``, ``lost``,
+    ``duplicates``, ``reordered``, ``send_errors``; ``timeline``: lost
+    datagrams per ``bucket_s`` bucket of send time (non-empty buckets,
+    seconds after the first start); ``windows``: per transition window
+    ``{"name", "start", "end"}`` (wall clock) the datagrams lost whose send
+    time lies within it (widened by ``margin_s`` each side), and
+    ``outside``: losses in no window.
+
+    ``results``: {host: agent record}; a datagram counts as sent when its
+    ``sendto`` succeeded (failures are ``send_errors``), as received once
+    (further copies are ``duplicates``), as reordered when it arrived after
+    a later one of the same pair. With ``since`` (wall clock), datagrams
+    sent earlier are left out (the warm-up: the emulator's datapath sets up
+    its flow cache on the first frames of each pair and may drop some)."""
+    windows = [dict(window) for window in (windows or [])]
+    for window in windows:
+        window["lost"] = 0
+        window["pairs"] = {}
+    origin = min((result["start"] for result in results.values()), default=0.0)
+    pairs, buckets = {}, {}
+    outside = 0
+    totals = {"sent": 0, "received": 0, "lost": 0, "duplicates": 0, "reordered": 0,
+              "send_errors": 0}
+    for source, sender in sorted(results.items()):
+        for target, receiver in sorted(results.items()):
+            if target == source:
+                continue
+            first = _first_since(sender, since)
+            failed = [n for n in sender.get("send_errors", {}).get(target, []) if n >= first]
+            sent = sender["sent"] - first - len(failed)
+            ranges = receiver.get("received", {}).get(source, [])
+            missing = [n for n in _missing(sender["sent"], ranges, failed) if n >= first]
+            entry = {"sent": sent, "received": sent - len(missing), "lost": len(missing),
+                     "duplicates": receiver.get("duplicates", {}).get(source, 0),
+                     "reordered": receiver.get("reordered", {}).get(source, 0),
+                     "send_errors": len(failed)}
+            pairs["%s->%s" % (source, target)] = entry
+            for key in totals:
+                totals[key] += entry[key]
+            for number in missing:
+                when = sender["start"] + sender["ticks_ms"][number] / 1000.0
+                bucket = int((when - origin) / bucket_s + 1e-6)  # float error at edges
+                buckets[bucket] = buckets.get(bucket, 0) + 1
+                inside = False
+                for window in windows:
+                    if window["start"] - margin_s <= when <= window["end"] + margin_s:
+                        window["lost"] += 1
+                        key = "%s->%s" % (source, target)
+                        window["pairs"][key] = window["pairs"].get(key, 0) + 1
+                        inside = True
+                        break
+                if not inside:
+                    outside += 1
+    duration = max((result["ticks_ms"][-1] / 1000.0 + result["start"] - origin
+                    for result in results.values() if result["ticks_ms"]), default=0.0)
+    return {"hosts": len(results), "pairs": len(pairs), "totals": totals, "since": since,
+            "interval": next(iter(results.values()))["interval"] if results else None,
+            "duration_s": round(duration, 3), "start": origin,
+            "per_pair": pairs,
+            "lossy_pairs": {key: value for key, value in pairs.items() if value["lost"]},
+            "timeline": [{"t": round(bucket * bucket_s, 3), "lost": count}
+                         for bucket, count in sorted(buckets.items())],
+            "windows": windows, "outside": outside}
+
+
+def loss_table(summary):
+    """The losses of :func:`summarise` per window as Markdown lines."""
+    lines = ["| transition | seconds | datagrams lost | pairs that lost | drain step |",
+             "|---|---|---|---|---|"]
+    for window in summary["windows"]:
+        drain = "yes (loses frames by design)" if window.get("drain") else "no"
+        seconds = window["end"] - window["start"]
+        lines.append("| %s | %.1f | %d | %d | %s |"
+                     % (window["name"], seconds, window["lost"], len(window["pairs"]), drain))
+    totals = summary["totals"]
+    lines.append("%d host pairs, %d datagrams sent in %.0f s (every %g ms), %d lost (%d outside "
+                 "the transitions), %d duplicates, %d reordered" % (
+                     summary["pairs"], totals["sent"], summary["duration_s"],
+                     1000 * (summary["interval"] or 0), totals["lost"], summary["outside"],
+                     totals["duplicates"], totals["reordered"]))
+    return lines

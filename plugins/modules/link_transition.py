@@ -1,0 +1,211 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Documentation of ethercluster.routing.link_transition; the work is done by
+the action plugin of the same name, on the controller."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: link_transition
+short_description: Switch a link off or on, or change its speed, make-before-break
+version_added: 0.2.0
+author:
+  - ethercluster.routing developers (@ethercluster)
+description:
+  - Reads every switch of the topology (link states, speeds, VLAN bank; see M(ethercluster.routing.fabric_state)), plans
+    the transition with the collection's transition planner (the new routing built in the other VLAN bank beside the
+    old one, PVIDs flipped switch by switch in a proven order, the old bank removed, then the link shut; docs/transitions.md)
+    and runs its steps against the switches over SSH, in order; pushes of one step in parallel when the step allows it.
+  - Each push reads the switch, compares and writes only the difference (as M(ethercluster.routing.ovs_switch)).
+    C(wait_carrier) steps poll the carrier of both ends and fail naming the link after the timeout.
+  - The state is read from the switches, not kept anywhere. A run that stopped midway (a failed push, an interrupted
+    play) leaves the switches in a state of the transition; running the same task again finds that state and resumes
+    with the next step. A link already as asked, with the switches holding the routing planned for it, changes
+    nothing.
+  - Check mode plans only, returns the whole step list and changes nothing.
+  - Only the C(ovs) platform is run so far; other platforms are refused before any step.
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.flow
+attributes:
+  action:
+    support: full
+  async:
+    support: none
+  bypass_host_loop:
+    support: none
+  check_mode:
+    support: full
+    details: Reads the switches and plans; writes nothing.
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+options:
+  topology:
+    description: The topology file; the inventory must have every switch of it.
+    type: path
+    required: true
+  action:
+    description: V(off) switches the link off, V(on) switches it on, V(speed) changes its speed.
+    type: str
+    required: true
+    choices: ['off', 'on', speed]
+  link:
+    description: The link, as C(sw0:25) (either end), its name C(sw0:25--sw1:25) or its index.
+    type: str
+    required: true
+  speed_mbps:
+    description: The new speed, for O(action=speed).
+    type: int
+  routing:
+    description: Routing engine, as for M(ethercluster.routing.plan); must be the deployed one.
+    type: str
+    default: segment
+  assignment:
+    description: VLAN assignment, V(fixed) or V(renamed); must be the deployed one.
+    type: str
+    default: renamed
+    choices: [fixed, renamed]
+  engine_options:
+    description: Options of the routing engine.
+    type: dict
+  plan_options:
+    description: More options of the plan (C(vlan_range), C(traffic), C(max_broadcast_copies)), as deployed.
+    type: dict
+  wait_s:
+    description: Seconds to wait after the last PVID flip before the old bank is removed.
+    type: float
+    default: 1.0
+  carrier_timeout_s:
+    description: Seconds to wait for carrier after a link comes up or changes speed.
+    type: float
+    default: 30
+  renegotiation_s:
+    description: Seconds a speed change takes before the carrier is polled. Default is the planner's (3 s).
+    type: float
+  max_parallel:
+    description:
+      - At most this many switches of a parallel push step are written at once. Default is all of them.
+      - In the lab, pushes that rewrite many flows of every switch at once make the emulator's userspace datapath
+        re-learn its flow cache everywhere at the same time; under load it drops a few frames then
+        (docs/benchmarks.md, "Frames lost per link transition").
+    type: int
+  log:
+    description: A file on the controller to which one JSON line is appended per step run (and one for the whole
+      transition).
+    type: path
+  host_key_checking:
+    description: Refuse a switch whose host key is unknown or different.
+    type: bool
+    default: true
+  timeout:
+    description: Seconds allowed for connecting and for each read and write.
+    type: float
+    default: 30
+requirements:
+  - paramiko, PyYAML, networkx, numpy, scipy on the controller
+notes:
+  - Connection settings per switch come from its inventory variables, as for M(ethercluster.routing.fabric_state).
+seealso:
+  - module: ethercluster.routing.fabric_state
+  - module: ethercluster.routing.ovs_switch
+"""
+
+EXAMPLES = r"""
+- name: Switch link sw0:2 off
+  ethercluster.routing.link_transition:
+    topology: inventories/default/topology.yml
+    action: "off"
+    link: sw0:2
+  delegate_to: localhost
+  run_once: true
+
+- name: Run link sw0:2 at 100 Mb/s
+  ethercluster.routing.link_transition:
+    topology: inventories/default/topology.yml
+    action: speed
+    link: sw0:2
+    speed_mbps: 100
+"""
+
+RETURN = r"""
+reason:
+  description: Why the task did what it did (fresh transition, resuming after step N, nothing to do).
+  returned: always
+  type: str
+plan:
+  description: The transition's step list as text (one line per step, one per switch it changes).
+  returned: always
+  type: list
+  elements: str
+steps:
+  description: Per step run, C(index), C(kind), C(name), C(changed) (switches written), C(seconds), C(start) and
+    C(end) (wall clock).
+  returned: always
+  type: list
+  elements: dict
+steps_planned:
+  description: Number of steps of the transition.
+  returned: always
+  type: int
+resumed_after:
+  description: Steps found already done on the switches (an earlier run stopped after them).
+  returned: always
+  type: int
+bank_before:
+  description: The bank the switches held before.
+  returned: always
+  type: str
+bank_after:
+  description: The bank the switches hold after the transition.
+  returned: when a transition was planned
+  type: str
+down_before:
+  description: Links down before.
+  returned: always
+  type: list
+  elements: str
+proof:
+  description: The planner's numbers (windows and walks simulated, dependency edges, acyclic, flip orders).
+  returned: when a transition was planned
+  type: dict
+seconds:
+  description: Wall time of the task.
+  returned: always
+  type: float
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+ARGUMENT_SPEC = {
+    "topology": {"type": "path", "required": True},
+    "action": {"type": "str", "required": True, "choices": ["off", "on", "speed"]},
+    "link": {"type": "str", "required": True},
+    "speed_mbps": {"type": "int"},
+    "routing": {"type": "str", "default": "segment"},
+    "assignment": {"type": "str", "default": "renamed", "choices": ["fixed", "renamed"]},
+    "engine_options": {"type": "dict"},
+    "plan_options": {"type": "dict"},
+    "wait_s": {"type": "float", "default": 1.0},
+    "carrier_timeout_s": {"type": "float", "default": 30.0},
+    "renegotiation_s": {"type": "float"},
+    "max_parallel": {"type": "int"},
+    "log": {"type": "path"},
+    "host_key_checking": {"type": "bool", "default": True},
+    "timeout": {"type": "float", "default": 30.0},
+}
+REQUIRED_IF = [("action", "speed", ("speed_mbps",))]
+
+
+def main():
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, required_if=REQUIRED_IF,
+                           supports_check_mode=True)
+    module.fail_json(msg="ethercluster.routing.link_transition runs on the controller through its "
+                         "action plugin (call it by its full name from an installed collection)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,171 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Documentation of ethercluster.routing.power_decide; the work is done by the
+action plugin of the same name, on the controller."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: power_decide
+short_description: Measure channel utilisation from the switches' counters and decide which links to switch
+version_added: 0.2.0
+author:
+  - ethercluster.routing developers (@ethercluster)
+description:
+  - Reads the fabric's state from the switches (link states, speeds, bank; see M(ethercluster.routing.fabric_state)),
+    then the byte counters of every port O(samples)+1 times, O(interval_s) apart (C(ovs-ofctl dump-ports) on the ovs
+    platform). The bytes each switch port sent between two readings over the link's capacity at its current speed
+    is one utilisation sample per channel.
+  - Applies the collection's power-save rule (docs/power.md, C(decide)) with O(thresholds) and hysteresis (a link
+    goes off only when both its channels stayed below C(off_below) in each of the last C(samples) samples; a link
+    comes on, or back to full speed, when the busiest channel exceeds C(on_above)), and returns the actions with
+    their reasons. It changes nothing itself; playbooks/power_save.yml runs the actions with
+    M(ethercluster.routing.link_transition).
+  - Each decision is appended to O(log) as one JSON line (not in check mode).
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.flow
+attributes:
+  action:
+    support: full
+  async:
+    support: none
+  bypass_host_loop:
+    support: none
+  check_mode:
+    support: full
+    details: It only reads and decides.
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+options:
+  topology:
+    description: The topology file; the inventory must have every switch of it.
+    type: path
+    required: true
+  thresholds:
+    description: C(off_below) (fraction of capacity, default 0.2), C(on_above) (0.6), C(samples) (3),
+      C(max_changes) (actions per run, 1).
+    type: dict
+  interval_s:
+    description: Seconds between two counter readings.
+    type: float
+    default: 10
+  samples:
+    description: Samples to take (readings minus one). Default is C(thresholds.samples).
+    type: int
+  counters_source:
+    description:
+      - Where the port counters come from. V(ovs) reads C(ovs-ofctl dump-ports) over the switch's SSH session.
+        V(snmp) reads IF-MIB C(ifHCInOctets)/C(ifHCOutOctets) (SNMP v2c, pysnmp on the controller) from the switch's
+        address, the port found by its C(ifName) (the topology's interface name, else O(snmp_if_name)).
+      - The link states, speeds and bank are read over SSH either way.
+    type: str
+    choices: [ovs, snmp]
+    default: ovs
+  snmp_community:
+    description: SNMP v2c community, with O(counters_source=snmp).
+    type: str
+    default: public
+  snmp_port:
+    description: UDP port of the switches' SNMP agents.
+    type: int
+    default: 161
+  snmp_if_name:
+    description: Interface name of a port when the topology gives none, a pattern with C({port}) (C(p{port}) in the
+      lab). Default is the port itself.
+    type: str
+  log:
+    description: A file on the controller to which the decision is appended as one JSON line.
+    type: path
+  host_key_checking:
+    description: Refuse a switch whose host key is unknown or different.
+    type: bool
+    default: true
+  timeout:
+    description: Seconds allowed for connecting and for each read.
+    type: float
+    default: 30
+requirements:
+  - paramiko, PyYAML, networkx, numpy on the controller; pysnmp for O(counters_source=snmp)
+notes:
+  - The link states are read from ovs switches only so far (the CLI platforms come later).
+seealso:
+  - module: ethercluster.routing.fabric_state
+  - module: ethercluster.routing.link_transition
+"""
+
+EXAMPLES = r"""
+- name: Measure for 3 x 60 s and decide
+  ethercluster.routing.power_decide:
+    topology: inventories/default/topology.yml
+    interval_s: 60
+    thresholds: {off_below: 0.1, on_above: 0.5, samples: 3}
+    log: /var/log/ethercluster/power.jsonl
+  register: decision
+"""
+
+RETURN = r"""
+actions:
+  description: What to do, in order, each C(action) (off, on, speed), C(link), C(speed_mbps) for a speed change, and
+    C(reason).
+  returned: always
+  type: list
+  elements: dict
+log:
+  description: The decision's reasoning, one line each.
+  returned: always
+  type: list
+  elements: str
+max_utilisation:
+  description: The busiest channel's utilisation in the latest sample.
+  returned: always
+  type: float
+busiest:
+  description: The busiest channel.
+  returned: always
+  type: str
+sample_peaks:
+  description: The busiest channel's utilisation of each sample.
+  returned: always
+  type: list
+  elements: float
+bank:
+  description: The bank the switches hold.
+  returned: always
+  type: str
+down_links:
+  description: The links down now.
+  returned: always
+  type: list
+  elements: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+ARGUMENT_SPEC = {
+    "topology": {"type": "path", "required": True},
+    "thresholds": {"type": "dict"},
+    "interval_s": {"type": "float", "default": 10.0},
+    "samples": {"type": "int"},
+    "counters_source": {"type": "str", "default": "ovs", "choices": ["ovs", "snmp"]},
+    "snmp_community": {"type": "str", "default": "public", "no_log": True},
+    "snmp_port": {"type": "int", "default": 161},
+    "snmp_if_name": {"type": "str"},
+    "log": {"type": "path"},
+    "host_key_checking": {"type": "bool", "default": True},
+    "timeout": {"type": "float", "default": 30.0},
+}
+
+
+def main():
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module.fail_json(msg="ethercluster.routing.power_decide runs on the controller through its "
+                         "action plugin (call it by its full name from an installed collection)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+"""Arithmetic of the UDP probes (module_utils/lab/probes.py), without a lab:
+a receiving agent fed datagrams (lost, duplicated, reordered, foreign) and
+the summary of hand-made agent records: per pair sent/received/lost, the
+loss timeline, the attribution of losses to transition windows, the
+warm-up cut and send errors."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ansible_collections.ethercluster.routing.plugins.module_utils.lab import probes
+
+HOSTS = {name: {"netns": "ns-" + name, "dev": "eth0", "mac": "02:00:00:00:00:0%d" % n,
+                "address": "10.64.0.%d" % n} for n, name in enumerate(["a", "b", "c"], 1)}
+
+
+class FakeSocket:
+    def __init__(self, datagrams):
+        self.datagrams = list(datagrams)
+
+    def recv(self, size):
+        if not self.datagrams:
+            raise BlockingIOError()
+        return self.datagrams.pop(0)
+
+
+def datagram(source, target, sequence, run_id=7):
+    return probes.DATAGRAM.pack(probes.MAGIC, run_id, source, target, sequence, 0.0).ljust(64, b".")
+
+
+def test_the_receiver_counts_duplicates_reordering_and_foreign_datagrams():
+    agent = probes._Agent("b", HOSTS, run_id=7, interval=0.01, port=1, drain_s=0)
+    # from a (index 0) to b (index 1): 0, 1, 3, 2 (late), 3 again, 5; 4 lost
+    arriving = [datagram(0, 1, n) for n in (0, 1, 3, 2, 3, 5)]
+    arriving += [datagram(0, 2, 9), datagram(0, 1, 6, run_id=8), b"short"]  # not for b / other run
+    agent._receive(FakeSocket(arriving))
+    assert probes._ranges(agent.received[0]) == [[0, 3], [5, 5]]
+    assert agent.duplicates == {0: 1}
+    assert agent.reordered == {0: 1}
+    assert agent.foreign == 3
+
+
+def record(name, index, sent, received, start=1000.0, interval_ms=10, send_errors=None):
+    return {"host": name, "index": index, "start": start, "interval": interval_ms / 1000,
+            "sent": sent, "ticks_ms": [n * interval_ms for n in range(sent)],
+            "received": received, "duplicates": {}, "reordered": {},
+            "send_errors": send_errors or {}}
+
+
+def test_summary_counts_losses_per_pair_and_attributes_them_to_windows():
+    results = {
+        # a sent 100 datagrams to b and c; b lost 40-44 (sent at 1000.40-1000.44 s) and 90
+        "a": record("a", 0, 100, {"b": [[0, 99]], "c": [[0, 99]]}),
+        "b": record("b", 1, 100, {"a": [[0, 39], [45, 89], [91, 99]], "c": [[0, 99]]}),
+        "c": record("c", 2, 100, {"a": [[0, 99]], "b": [[0, 99]]}),
+    }
+    windows = [{"name": "off", "start": 1000.35, "end": 1000.5},
+               {"name": "on", "start": 1000.6, "end": 1000.7}]
+    summary = probes.summarise(results, windows=windows, bucket_s=0.1, margin_s=0.0)
+    assert summary["pairs"] == 6
+    assert summary["per_pair"]["a->b"] == {"sent": 100, "received": 94, "lost": 6,
+                                           "duplicates": 0, "reordered": 0, "send_errors": 0}
+    assert summary["totals"]["sent"] == 600 and summary["totals"]["lost"] == 6
+    assert list(summary["lossy_pairs"]) == ["a->b"]
+    assert [(w["name"], w["lost"], w["pairs"]) for w in summary["windows"]] == \
+        [("off", 5, {"a->b": 5}), ("on", 0, {})]
+    assert summary["outside"] == 1  # number 90, sent at 1000.9 s
+    assert summary["timeline"] == [{"t": 0.4, "lost": 5}, {"t": 0.9, "lost": 1}]
+    table = probes.loss_table(summary)
+    assert table[2] == "| off | 0.1 | 5 | 1 | no |"
+    assert table[-1].startswith("6 host pairs, 600 datagrams sent")
+
+
+def test_warm_up_and_send_errors_are_not_losses():
+    results = {
+        "a": record("a", 0, 50, {"b": [[0, 49]]}, send_errors={"b": [30]}),
+        "b": record("b", 1, 50, {"a": [[10, 29], [31, 49]]}),
+    }
+    summary = probes.summarise(results, since=1000.1)  # tick 10 and later count
+    assert summary["per_pair"]["a->b"] == {"sent": 39, "received": 39, "lost": 0,
+                                           "duplicates": 0, "reordered": 0, "send_errors": 1}
+    assert summary["per_pair"]["b->a"]["sent"] == 40
+    everything = probes.summarise(results)
+    assert everything["per_pair"]["a->b"]["lost"] == 10
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.booleans(), min_size=1, max_size=200))
+def test_ranges_and_missing_are_complements(marks):
+    ranges = probes._ranges(bytearray(marks))
+    missing = probes._missing(len(marks), ranges)
+    assert missing == [n for n, seen in enumerate(marks) if not seen]
+
+
+def test_start_refuses_bad_input_naming_it(tmp_path):
+    layout = {"lab": "pw-x", "dir": str(tmp_path), "hosts": HOSTS}
+    with pytest.raises(probes.ProbeError, match="no host"):
+        probes.start(layout, hosts=["a", "z"])
+    with pytest.raises(probes.ProbeError, match="interval"):
+        probes.start(layout, interval=0)
+    assert probes.stop(layout) is None  # never started

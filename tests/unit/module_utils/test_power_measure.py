@@ -1,0 +1,63 @@
+"""Measured utilisation for power_save (module_utils/power_measure.py): port
+counters read several times become per-channel utilisation samples at the
+speeds the switches run; a counter that went backwards counts 0; the
+decision (link_selection.decide) sees the link states read from the
+switches: quiet samples turn a link off, a busy one turns a down link on."""
+
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.ethercluster.routing.plugins.module_utils import power_measure as pm
+from ansible_collections.ethercluster.routing.plugins.module_utils.topology import load_topology
+
+RING = load_topology(Path(__file__).resolve().parents[1] / "fixtures" / "lab" /
+                     "ring3_topology.yml")
+PORTS = {"sw0": ["1", "2", "3", "4"], "sw1": ["1", "2", "3"], "sw2": ["1", "2", "3"]}
+
+
+def reading(at, sent=None):
+    """Counters at time ``at``: every port has sent ``sent[(switch, port)]`` bytes."""
+    sent = sent or {}
+    return {"at": at, "counters": {sw: {port: {"tx_bytes": sent.get((sw, port), 0),
+                                               "rx_bytes": 0} for port in ports}
+                                   for sw, ports in PORTS.items()}}
+
+
+def state(down=()):
+    links = [{"name": link.name, "admin": "down" if link.index in down else "up"}
+             for link in RING.links]
+    return {"links": links, "speeds": {link.name: 1000 for link in RING.links}}
+
+
+def test_bytes_sent_become_utilisation_at_the_current_speed():
+    readings = [reading(0.0), reading(2.0, {("sw0", "2"): 25_000_000, ("sw1", "3"): 5}),
+                reading(4.0, {("sw0", "2"): 50_000_000, ("sw1", "3"): 0})]
+    samples = pm.utilisation_samples(RING, readings, {"sw0:2--sw1:2": 100})
+    channel = RING.channel_from("sw0", "2").id
+    # 25 MB in 2 s = 100 Mb/s: all of a 100 Mb/s link
+    assert samples[0][channel] == pytest.approx(1.0)
+    assert samples[1][channel] == pytest.approx(1.0)
+    backwards = RING.channel_from("sw1", "3").id
+    assert samples[1][backwards] == 0.0  # the counter went back (a restart): 0, not negative
+    assert pm.utilisation_samples(RING, readings)[0][channel] == pytest.approx(0.1)
+
+
+def test_quiet_samples_turn_a_link_off_and_a_busy_one_turns_a_down_link_on():
+    quiet = [reading(float(t)) for t in range(4)]
+    decision = pm.power_decision(RING, state(), quiet, {"samples": 3})
+    assert decision["samples"] == 3 and decision["sample_peaks"] == [0.0, 0.0, 0.0]
+    assert [action["action"] for action in decision["actions"]] == ["off"]
+    busy = [reading(0.0), reading(1.0, {("sw1", "3"): 100_000_000})]  # 800 Mb/s on 1000
+    decision = pm.power_decision(RING, state(down=(0,)), busy, {"samples": 3})
+    assert [(a["action"], a["link"]) for a in decision["actions"]] == [("on", "sw0:2")]
+    assert decision["max_utilisation"] == pytest.approx(0.8)
+
+
+def test_readings_out_of_order_or_too_few_are_refused():
+    with pytest.raises(pm.MeasureError, match="at least two"):
+        pm.utilisation_samples(RING, [reading(0.0)])
+    with pytest.raises(pm.MeasureError, match=r"readings\[1\] is not later"):
+        pm.utilisation_samples(RING, [reading(1.0), reading(1.0)])
+    with pytest.raises(pm.MeasureError, match="switch sw2"):
+        pm.sent_bytes({"sw0": {}}, {"sw2": {}})

@@ -1,0 +1,267 @@
+"""The transition executor (module_utils/transition_run.py) against an
+in-memory fabric of OVS switches (a fake driver holding parsed states) and a
+small hand-built planner (the real one is module_utils/transition.py).
+
+Proves: steps run in order; a parallel push writes its switches at the same
+time (a barrier that only opens when all are inside) and an ordered push in
+the step's order; check mode writes nothing and returns the step list; a
+second run changes nothing; a failed step names itself and a re-run
+resumes from it (state read from the switches, no side file); a carrier
+that never comes names the link; other platforms are refused before any
+switch is read."""
+
+import copy
+import threading
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.ethercluster.routing.plugins.module_utils import transition_run as tr
+from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric_state import fabric_state
+from ansible_collections.ethercluster.routing.plugins.module_utils.intent import plan
+from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import ovs
+from ansible_collections.ethercluster.routing.plugins.module_utils.platforms.ssh import (
+    SwitchConnectionError,
+)
+from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
+    load_topology,
+    topology_from_data,
+)
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lab"
+RING = load_topology(FIXTURES / "ring3_topology.yml")
+LINK = "sw1:3"  # sw1:3--sw2:2, link 1
+
+
+class FakeFabric:
+    """Switches held in memory, reachable through the executor's driver API."""
+
+    def __init__(self, topology, intent):
+        self.topology = topology
+        self.states = {}
+        for switch, entry in intent["switches"].items():
+            state = ovs.render(entry, switch)
+            for port, value in state["ports"].items():
+                value.update(dev="p" + port, ofport=int(port), link="up")
+            self.states[switch] = state
+        self.writes = []
+        self.reads = []
+        self.barrier = None
+        self.fail_writes_on = set()  # switch, or (switch, nth write of it)
+        self.written = {}
+        self.lock = threading.Lock()
+
+    def read(self, switch):
+        with self.lock:
+            self.reads.append(switch)
+            return copy.deepcopy(self.states[switch])
+
+    def write(self, switch, changes, desired, current):
+        with self.lock:
+            self.written[switch] = self.written.get(switch, 0) + 1
+            nth = self.written[switch]
+        if switch in self.fail_writes_on or (switch, nth) in self.fail_writes_on:
+            raise SwitchConnectionError("%s: write failed with exit code 1: test" % switch)
+        if self.barrier is not None:
+            self.barrier.wait(timeout=5)
+        with self.lock:
+            self.writes.append(switch)
+            state = self.states[switch]
+            state["flows"] = list(desired["flows"])
+            for port, value in desired["ports"].items():
+                state["ports"][port]["admin"] = value["admin"]
+                if value["speed_mbps"] is not None:
+                    state["ports"][port]["speed_mbps"] = value["speed_mbps"]
+
+    def carrier(self, switch, port):
+        link = self.topology.link("%s:%s" % (switch, port))
+        ends = [self.states[end.switch]["ports"][str(end.port)]["admin"] for end in (link.a, link.b)]
+        return "up" if all(value == "up" for value in ends) else "down"
+
+
+class Transition:
+    def __init__(self, before, after, steps):
+        self.before, self.after, self.steps = before, after, steps
+        self.proof = {"hand_built": True}
+
+    def text(self):
+        return "\n".join(tr.step_lines(self.steps))
+
+
+def hand_planner(topology, action, link, current_down=(), current_bank="A", speed_mbps=None,
+                 wait_s=0.5):
+    """Link off only: route around the link in the other bank (every switch at
+    once), wait, shut the far end then the near end (in that order)."""
+    if action != "off":
+        raise EtherclusterError("the hand planner plans link off only")
+    link = topology.link(link)
+    if link.index in current_down:
+        raise EtherclusterError("link %s is already down" % link.name)
+    other = "B" if current_bank == "A" else "A"
+    before = plan(topology, down=current_down, bank=current_bank).intent
+    after = plan(topology, down=tuple(current_down) + (link.index,), bank=other).intent
+    routed = copy.deepcopy(after)
+    for end in (link.a, link.b):
+        routed["switches"][end.switch]["ports"][str(end.port)]["admin"] = "up"
+    shut = {end.switch: after["switches"][end.switch] for end in (link.b, link.a)}
+    steps = [
+        {"index": 1, "kind": "push", "name": "routing without the link, bank %s" % other,
+         "switches": routed["switches"], "parallel": True},
+        {"index": 2, "kind": "wait", "name": "old frames drain", "seconds": wait_s},
+        {"index": 3, "kind": "push", "name": "shut the link", "switches": shut, "parallel": False},
+    ]
+    return Transition(before, after, steps)
+
+
+def settled(topology, down, bank):
+    return plan(topology, down=down, bank=bank).intent
+
+
+def run(fabric, check_mode=False, sleeps=None, **kwargs):
+    return tr.execute(RING, "off", LINK, fabric, hand_planner, settled, check_mode=check_mode,
+                      sleep=(sleeps.append if sleeps is not None else lambda s: None), **kwargs)
+
+
+@pytest.fixture
+def fabric():
+    return FakeFabric(RING, plan(RING, bank="A").intent)
+
+
+def test_a_link_off_runs_the_steps_in_order(fabric):
+    fabric.barrier = threading.Barrier(3)  # opens only if all three write at once
+    sleeps = []
+    logged = []
+
+    def log(entry):
+        logged.append(entry)
+        fabric.barrier = None  # the ordered step would never fill it
+
+    result = run(fabric, sleeps=sleeps, log=log)
+    assert result["changed"] and result["reason"] == "fresh transition"
+    assert [step["index"] for step in result["steps"]] == [1, 2, 3] == [s["index"] for s in logged]
+    assert sorted(fabric.writes[:3]) == ["sw0", "sw1", "sw2"]
+    assert fabric.writes[3:] == ["sw2", "sw1"]  # the ordered step: far end, then near end
+    assert result["steps"][2]["changed"] == ["sw2", "sw1"]
+    assert sleeps == [0.5]
+    assert all(step["end"] >= step["start"] for step in result["steps"])
+    state = fabric_state(RING, {sw: fabric.read(sw) for sw in fabric.states})
+    assert state["down_links"] == ["sw1:3--sw2:2"] and state["bank"] == "B" and state["settled"]
+
+
+def test_a_second_run_changes_nothing(fabric):
+    run(fabric)
+    writes = list(fabric.writes)
+    again = run(fabric)
+    assert not again["changed"] and again["steps"] == []
+    assert "already down" in again["reason"]
+    assert fabric.writes == writes
+
+
+def test_check_mode_plans_and_writes_nothing(fabric):
+    before = copy.deepcopy(fabric.states)
+    result = run(fabric, check_mode=True)
+    assert result["changed"] and result["steps"] == [] and result["steps_planned"] == 3
+    assert result["plan"][0].startswith("1. push: routing without the link, bank B [parallel")
+    assert result["plan"][2] == "3. push: shut the link [in order: sw2, sw1]"
+    assert fabric.writes == [] and fabric.states == before
+
+
+def test_a_failed_step_names_itself_and_a_rerun_resumes_there(fabric):
+    fabric.fail_writes_on = {"sw1"}
+    with pytest.raises(tr.TransitionRunError) as failed:
+        run(fabric)
+    message = str(failed.value)
+    # sw1 already fails in step 1 (parallel): sw0 and sw2 took it, sw1 did not
+    assert message.startswith("step 1 (push: routing without the link, bank B) failed")
+    assert "re-run the same playbook" in message
+    assert failed.value.steps[-1]["failed"]
+    fabric.fail_writes_on = set()
+    writes = len(fabric.writes)
+    result = run(fabric)
+    assert result["resumed_after"] == 0  # inside step 1: it runs again
+    assert result["steps"][0]["changed"] == ["sw1"]  # sw0 and sw2 took it already
+    assert fabric.writes[writes:] == ["sw1", "sw2", "sw1"]
+
+
+def test_a_rerun_after_a_failure_in_the_last_step_resumes_with_it(fabric):
+    fabric.fail_writes_on = {("sw1", 2)}  # step 1 passes, sw1's shut in step 3 fails
+    with pytest.raises(tr.TransitionRunError, match=r"step 3 \(push: shut the link\) failed"):
+        run(fabric)
+    fabric.fail_writes_on = set()
+    sleeps = []
+    result = run(fabric, sleeps=sleeps)
+    assert result["resumed_after"] == 2  # step 3 half done: it runs again, on its own
+    assert "resuming after step 2 of 3" in result["reason"]
+    assert [step["index"] for step in result["steps"]] == [3]
+    assert result["steps"][0]["changed"] == ["sw1"]  # sw2 was shut already
+    assert sleeps == []
+
+
+def test_a_carrier_that_never_comes_names_the_link(fabric):
+    fabric.states["sw2"]["ports"]["2"]["admin"] = "down"
+    clock = [0.0]
+
+    def sleep(seconds):
+        clock[0] += seconds
+
+    step = {"index": 1, "kind": "wait_carrier", "link": {"a": "sw1:3", "b": "sw2:2"},
+            "timeout_s": 2, "up": True}
+    with pytest.raises(tr.TransitionRunError,
+                       match=r"step 1 \(wait_carrier.*link sw1:3--sw2:2: no carrier up after 2 s"):
+        tr.run_steps([step], fabric, sleep=sleep, clock=lambda: clock[0])
+    assert clock[0] >= 2
+    fabric.states["sw2"]["ports"]["2"]["admin"] = "up"
+    done = tr.run_steps([step], fabric, sleep=sleep, clock=lambda: clock[0])
+    assert done[0]["carrier"] == {"sw1:3": "up", "sw2:2": "up"}
+
+
+def test_other_platforms_are_refused_before_any_switch_is_read(fabric):
+    data = RING.to_data()
+    data["switches"]["sw1"]["platform"] = "dell_os6"
+    other = topology_from_data(data)
+    with pytest.raises(tr.TransitionRunError, match=r"platform ovs only .*sw1 \(dell_os6\)"):
+        tr.execute(other, "off", LINK, fabric, hand_planner, settled)
+    assert fabric.reads == []
+
+
+def test_a_refused_transition_says_why_and_changes_nothing(fabric):
+    with pytest.raises(tr.TransitionRunError, match="plans link off only"):
+        tr.execute(RING, "speed", LINK, fabric, hand_planner, settled, speed_mbps=100)
+    assert fabric.writes == []
+    # "on" for a link that is up (given by its index): nothing to do (idempotent)
+    result = tr.execute(RING, "on", "1", fabric, hand_planner, settled)
+    assert not result["changed"] and "link sw1:3--sw2:2 is already up" in result["reason"]
+    result = tr.execute(RING, "on", LINK, fabric, hand_planner, settled)
+    assert not result["changed"] and "already up" in result["reason"]
+    with pytest.raises(tr.TransitionRunError, match="link: .*sw7"):
+        tr.execute(RING, "off", "sw7:1", fabric, hand_planner, settled)
+
+
+def test_switches_holding_something_else_are_refused(fabric):
+    fabric.states["sw0"] = FakeFabric(RING, plan(RING, bank="B").intent).states["sw0"]
+    with pytest.raises(tr.TransitionRunError, match="disagree on the VLAN bank"):
+        run(fabric)
+    assert fabric.writes == []
+
+
+def test_the_planners_steps_run_and_resume_on_the_in_memory_fabric(fabric):
+    """With the real planner (module_utils/transition.py): the install step
+    leaves both banks on every switch; a failure in a flip leaves a mixed
+    fabric that fabric_state names; the re-run resumes and ends in the
+    planned state."""
+    from ansible_collections.ethercluster.routing.plugins.module_utils.transition import (
+        plan_transition,
+    )
+    fabric.fail_writes_on = {("sw0", 2)}  # sw0 takes the install, then fails its flip
+    with pytest.raises(tr.TransitionRunError, match="flip sw0"):
+        tr.execute(RING, "off", LINK, fabric, plan_transition, settled, sleep=lambda s: None)
+    state = fabric_state(RING, {sw: fabric.read(sw) for sw in fabric.states})
+    assert not state["settled"] and "a transition was interrupted" in state["problems"][0]
+    assert state["switches"]["sw0"]["banks"] == ["A", "B"]
+    fabric.fail_writes_on = set()
+    result = tr.execute(RING, "off", LINK, fabric, plan_transition, settled, sleep=lambda s: None)
+    assert result["resumed_after"] >= 1 and "resuming after step" in result["reason"]
+    state = fabric_state(RING, {sw: fabric.read(sw) for sw in fabric.states})
+    assert state["settled"] and state["bank"] == "B"
+    assert state["down_links"] == ["sw1:3--sw2:2"]
