@@ -123,7 +123,7 @@ def markdown(rows):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--quick", action="store_true",
                         help="budget 60, only all-to-all and bit-reversal")
     parser.add_argument("--evaluations", type=int, default=400,
@@ -140,8 +140,8 @@ def main(argv=None):
     for label, spec, engine in scenarios(args.torus_engines):
         for pattern in patterns:
             rows.extend(run_case(label, spec, engine, pattern, budget, args.seed))
-            print("  done: %s, %s, %s (%.0f s)" % (label, engine, pattern,
-                                                 time.perf_counter() - started),
+            elapsed = time.perf_counter() - started
+            print("  done: %s, %s, %s (%.0f s)" % (label, engine, pattern, elapsed),
                   file=sys.stderr, flush=True)
     print(markdown(rows))
     best = max(r["search_multispeed"]["saved_pct"] for r in rows)

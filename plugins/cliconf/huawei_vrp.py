@@ -83,4 +83,3 @@ class Cliconf(Os6Cliconf):
         finally:
             self.send_command("return")
         return {"request": requests, "response": results}
-

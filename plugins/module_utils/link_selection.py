@@ -652,8 +652,8 @@ def search_selection(topology, traffic, engine, engine_options=None, speeds=DEFA
             # Restart: least-loaded-first order perturbed by noise of up to
             # half the largest baseline load, from every link on.
             noise = rng.random(len(first)) * 0.5 * scale
-            order = [i for _key, i in sorted((link_load[i] + noise[k], i)
-                                              for k, i in enumerate(first))]
+            keyed = sorted((link_load[i] + noise[k], i) for k, i in enumerate(first))
+            order = [i for _key, i in keyed]
             found = search.first_fit(order, passes=1, accept_any=accept_any)
         else:
             found = _kick(search, best, rng, kick, accept_any)
@@ -704,7 +704,7 @@ def _thresholds(thresholds):
                 or not 0 <= value <= 1:
             raise SelectionError("thresholds.%s: must be a fraction of capacity from 0 to 1, "
                                  "got %r" % (key, value))
-    if not values["off_below"] < values["on_above"]:
+    if values["off_below"] >= values["on_above"]:
         raise SelectionError("thresholds.off_below (%s) must be below thresholds.on_above (%s): "
                              "the gap between them is the hysteresis"
                              % (values["off_below"], values["on_above"]))

@@ -179,8 +179,8 @@ class Transition:
                     "" if len(step["switches"]) == 1 else "es",
                     ", parallel" if step.get("parallel") else ""))
                 for name in step["switches"]:
-                    lines.append("      %s: %s" % (name, _entry_change(previous.get(name),
-                                                                     step["switches"][name])))
+                    change = _entry_change(previous.get(name), step["switches"][name])
+                    lines.append("      %s: %s" % (name, change))
                 previous = dict(previous)
                 previous.update(step["switches"])
             elif kind == "wait":

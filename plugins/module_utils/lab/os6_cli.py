@@ -489,8 +489,8 @@ def _shell(script, what):
     result = subprocess.run(["sh", "-s"], input=script, capture_output=True, text=True, check=False,
                             timeout=60)
     if result.returncode != 0:
-        raise Os6CliError("%s failed (exit %d): %s" % (what, result.returncode,
-                                                        " ".join(result.stderr.split())[:400]))
+        detail = " ".join(result.stderr.split())[:400]
+        raise Os6CliError("%s failed (exit %d): %s" % (what, result.returncode, detail))
     return result.stdout
 
 
@@ -607,4 +607,4 @@ def main(argv=None, stdin=None, stdout=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())
