@@ -101,7 +101,8 @@ class ActionModule(ActionBase):
             return result
         options = dict(plan_options, engine=args["routing"], assignment=args["assignment"],
                        engine_options=args["engine_options"], wait_s=args["wait_s"],
-                       carrier_timeout_s=args["carrier_timeout_s"])
+                       carrier_timeout_s=args["carrier_timeout_s"],
+                       allow_drain=args["allow_drain"])
         if args["renegotiation_s"] is not None:
             options["renegotiation_s"] = args["renegotiation_s"]
 

@@ -1145,7 +1145,9 @@ def _route_phase(builder, proof, topology, old, new, keep_up, link_states, label
             proof.dependencies = saved
     if not allow_drain:
         raise TransitionError("%s: no flip order keeps every frame and the dependency graph "
-                              "acyclic (%s), and drain is not allowed"
+                              "acyclic (%s); only a drain step would do, which loses the frames "
+                              "hosts send meanwhile, and drains are not allowed (allow_drain; "
+                              "playbooks: -e transition_allow_drain=true); nothing planned"
                               % (label, "; ".join(problems[:2])), step=label)
     proof.notes.append("%s: no flip order keeps every frame and the dependency graph acyclic "
                        "(%s); drained instead: frames sent meanwhile are lost"

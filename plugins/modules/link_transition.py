@@ -93,6 +93,14 @@ options:
         re-learn its flow cache everywhere at the same time; under load it drops a few frames then
         (docs/benchmarks.md, "Frames lost per link transition").
     type: int
+  allow_drain:
+    description:
+      - Accept a transition that needs a drain step (static reconfiguration; docs/transitions.md).
+      - A drain shuts the hosts' ports while every switch flips, so the frames hosts send meanwhile are lost. When
+        no lossless step list exists (for example the 3 of 32 links of a 4x4 torus with segment routing whose
+        kept-turn-order routing has no path), the task fails and changes nothing unless this is true.
+    type: bool
+    default: false
   log:
     description: A file on the controller to which one JSON line is appended per step run (and one for the whole
       transition).
@@ -193,6 +201,7 @@ ARGUMENT_SPEC = {
     "carrier_timeout_s": {"type": "float", "default": 30.0},
     "renegotiation_s": {"type": "float"},
     "max_parallel": {"type": "int"},
+    "allow_drain": {"type": "bool", "default": False},
     "log": {"type": "path"},
     "host_key_checking": {"type": "bool", "default": True},
     "timeout": {"type": "float", "default": 30.0},

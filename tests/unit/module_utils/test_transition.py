@@ -307,3 +307,9 @@ def test_held_intent_is_the_state_transitions_start_and_end_in():
         off.before["switches"] == plan(topology, **kwargs).intent["switches"]
     with pytest.raises(TransitionError, match="sw99"):
         held_intent(topology, down=["sw99:1"], **kwargs)
+
+
+def test_without_allow_drain_a_drain_transition_is_refused():
+    spec, kwargs = CASES["torus4x4-segment-renamed"]
+    with pytest.raises(TransitionError, match="drains are not allowed"):
+        plan_transition(_topology(spec), "off", 0, allow_drain=False, **kwargs)
