@@ -29,6 +29,7 @@ try:
         DEFAULT_THRESHOLDS,
     )
     from ansible_collections.ethercluster.routing.plugins.module_utils.power_measure import (
+        lossless_off,
         power_decision,
     )
     from ansible_collections.ethercluster.routing.plugins.module_utils.snmp_counters import (
@@ -96,7 +97,9 @@ class ActionModule(ActionBase):
                     time.sleep(args["interval_s"])
                 at = time.time()
                 readings.append({"at": at, "counters": read()})
-            decision = power_decision(topology, state, readings, thresholds)
+            decision = power_decision(topology, state, readings, thresholds,
+                                      can_turn_off=lossless_off(topology, args["routing"],
+                                                                args["engine_options"]))
             result.update(decision)
             result.update(bank=state["bank"], down_links=state["down_links"],
                           speeds=state["speeds"], counters_source=args["counters_source"])

@@ -758,7 +758,7 @@ def _fraction(value, where):
     return float(value)
 
 
-def decide(topology, link_states, speeds, utilisation, thresholds=None):
+def decide(topology, link_states, speeds, utilisation, thresholds=None, can_turn_off=None):
     """One decision of the scheduled power-save run, from measured channel
     utilisation (fraction of each channel's *current* capacity).
 
@@ -782,7 +782,10 @@ def decide(topology, link_states, speeds, utilisation, thresholds=None):
        trigger rule 1 at once: the gap is the hysteresis).
 
     Links down in the topology file are the operator's and never turned
-    on. Returns ``{"actions": [{"action": "off"|"on"|"speed", "link",
+    on. ``can_turn_off``: optional ``function(down link indexes) -> reason
+    or None`` that vetoes an off (the power-saving playbook passes one that
+    refuses links only a lossy drain could switch off). Returns
+    ``{"actions": [{"action": "off"|"on"|"speed", "link",
     ["speed_mbps"], "reason"}], "log": [lines], "max_utilisation",
     "busiest"}``; actions are proposals that the planner re-routes and
     verifies before anything changes."""
@@ -863,6 +866,10 @@ def decide(topology, link_states, speeds, utilisation, thresholds=None):
         down = set(off) | chosen | {index} | {i for i, s in enumerate(states) if s == "down"}
         if not nx.is_connected(topology.switch_graph(down=down)):
             log.append("keeping %s on: the fabric would split" % name)
+            continue
+        veto = can_turn_off(down) if can_turn_off is not None else None
+        if veto:
+            log.append("keeping %s on: %s" % (name, veto))
             continue
         chosen.add(index)
         reason = ("%s below off_below %.0f%% for the last %d samples (peak %.0f%%): turning off"

@@ -65,7 +65,25 @@ def utilisation_samples(topology, readings, speeds=None):
     return samples
 
 
-def power_decision(topology, state, readings, thresholds=None):
+def lossless_off(topology, engine="segment", engine_options=None):
+    """A ``can_turn_off`` veto for :func:`.link_selection.decide`: a set of
+    down links is fine when the routing the transitions would leave the
+    fabric in (:func:`.transition.kept_order_router`) exists; else the link
+    could only go off through a drain, which loses frames."""
+    from .transition import kept_order_router  # planning code, loaded only when used
+    route = kept_order_router(topology, engine, engine_options)
+
+    def veto(down):
+        try:
+            route(sorted(down))
+        except EtherclusterError as exc:
+            return ("no lossless transition: the routing that keeps the deployed routing's turn "
+                    "order has no path then (%s)" % exc)
+        return None
+    return veto
+
+
+def power_decision(topology, state, readings, thresholds=None, can_turn_off=None):
     """:func:`.link_selection.decide` on the fabric's state as read
     (:func:`.fabric_state.fabric_state`) and the samples of ``readings``.
     Returns decide()'s result plus ``samples`` (how many) and the busiest
@@ -73,7 +91,7 @@ def power_decision(topology, state, readings, thresholds=None):
     link_states = {link["name"]: link["admin"] for link in state["links"]}
     speeds = dict(state["speeds"])
     samples = utilisation_samples(topology, readings, speeds)
-    result = decide(topology, link_states, speeds, samples, thresholds)
+    result = decide(topology, link_states, speeds, samples, thresholds, can_turn_off=can_turn_off)
     result["samples"] = len(samples)
     result["sample_peaks"] = [round(max(sample), 4) if sample else 0.0 for sample in samples]
     return result

@@ -42,6 +42,16 @@ attributes:
   platform:
     platforms: posix
 options:
+  routing:
+    description:
+      - Routing engine of the deployed routing (as for M(ethercluster.routing.link_transition)).
+      - A link is proposed for switching off only if the routing the transition would leave exists with the
+        deployed routing's turn order kept (docs/transitions.md), so that no drain (frames lost) is needed.
+    type: str
+    default: segment
+  engine_options:
+    description: Options of the routing engine, as deployed.
+    type: dict
   topology:
     description: The topology file; the inventory must have every switch of it.
     type: path
@@ -156,6 +166,8 @@ ARGUMENT_SPEC = {
     "snmp_port": {"type": "int", "default": 161},
     "snmp_if_name": {"type": "str"},
     "log": {"type": "path"},
+    "routing": {"type": "str", "default": "segment"},
+    "engine_options": {"type": "dict"},
     "host_key_checking": {"type": "bool", "default": True},
     "timeout": {"type": "float", "default": 30.0},
 }
