@@ -98,8 +98,10 @@ class ActionModule(ActionBase):
                 at = time.time()
                 readings.append({"at": at, "counters": read()})
             decision = power_decision(topology, state, readings, thresholds,
-                                      can_turn_off=lossless_off(topology, args["routing"],
-                                                                args["engine_options"]))
+                                      can_turn_off=lossless_off(
+                                          topology, state["bank"], engine=args["routing"],
+                                          assignment=args["assignment"],
+                                          engine_options=args["engine_options"]))
             result.update(decision)
             result.update(bank=state["bank"], down_links=state["down_links"],
                           speeds=state["speeds"], counters_source=args["counters_source"])

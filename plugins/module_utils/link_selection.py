@@ -782,9 +782,9 @@ def decide(topology, link_states, speeds, utilisation, thresholds=None, can_turn
        trigger rule 1 at once: the gap is the hysteresis).
 
     Links down in the topology file are the operator's and never turned
-    on. ``can_turn_off``: optional ``function(down link indexes) -> reason
-    or None`` that vetoes an off (the power-saving playbook passes one that
-    refuses links only a lossy drain could switch off). Returns
+    on. ``can_turn_off``: optional ``function(link index, links already
+    down) -> reason or None`` that vetoes an off (the power-saving playbook
+    passes one that refuses links only a lossy drain could switch off). Returns
     ``{"actions": [{"action": "off"|"on"|"speed", "link",
     ["speed_mbps"], "reason"}], "log": [lines], "max_utilisation",
     "busiest"}``; actions are proposals that the planner re-routes and
@@ -867,7 +867,7 @@ def decide(topology, link_states, speeds, utilisation, thresholds=None, can_turn
         if not nx.is_connected(topology.switch_graph(down=down)):
             log.append("keeping %s on: the fabric would split" % name)
             continue
-        veto = can_turn_off(down) if can_turn_off is not None else None
+        veto = can_turn_off(index, down - {index}) if can_turn_off is not None else None
         if veto:
             log.append("keeping %s on: %s" % (name, veto))
             continue

@@ -65,20 +65,22 @@ def utilisation_samples(topology, readings, speeds=None):
     return samples
 
 
-def lossless_off(topology, engine="segment", engine_options=None):
-    """A ``can_turn_off`` veto for :func:`.link_selection.decide`: a set of
-    down links is fine when the routing the transitions would leave the
-    fabric in (:func:`.transition.kept_order_router`) exists; else the link
-    could only go off through a drain, which loses frames."""
-    from .transition import kept_order_router  # planning code, loaded only when used
-    route = kept_order_router(topology, engine, engine_options)
+def lossless_off(topology, bank, engine="segment", assignment="renamed", engine_options=None):
+    """A ``can_turn_off`` veto for :func:`.link_selection.decide`: switching
+    link ``index`` off (with the links ``down`` already down, the switches
+    in VLAN bank ``bank``) is fine when the transition planner finds a step
+    list without a drain (:func:`.transition.plan_transition` with
+    ``allow_drain=False``); else it would lose frames."""
+    from .transition import plan_transition  # planning code, loaded only when used
+    file_down = set(topology.down_links())
 
-    def veto(down):
+    def veto(index, down):
         try:
-            route(sorted(down))
+            plan_transition(topology, "off", index, current_down=sorted(set(down) - file_down),
+                            current_bank=bank, engine=engine, assignment=assignment,
+                            engine_options=engine_options, allow_drain=False)
         except EtherclusterError as exc:
-            return ("no lossless transition: the routing that keeps the deployed routing's turn "
-                    "order has no path then (%s)" % exc)
+            return "no lossless transition (%s)" % exc
         return None
     return veto
 

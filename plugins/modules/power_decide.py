@@ -45,10 +45,15 @@ options:
   routing:
     description:
       - Routing engine of the deployed routing (as for M(ethercluster.routing.link_transition)).
-      - A link is proposed for switching off only if the routing the transition would leave exists with the
-        deployed routing's turn order kept (docs/transitions.md), so that no drain (frames lost) is needed.
+      - A link is proposed for switching off only if the transition planner finds a step list for it without a
+        drain step (docs/transitions.md), which would lose frames.
     type: str
     default: segment
+  assignment:
+    description: VLAN assignment of the deployed routing.
+    type: str
+    default: renamed
+    choices: [fixed, renamed]
   engine_options:
     description: Options of the routing engine, as deployed.
     type: dict
@@ -167,6 +172,7 @@ ARGUMENT_SPEC = {
     "snmp_if_name": {"type": "str"},
     "log": {"type": "path"},
     "routing": {"type": "str", "default": "segment"},
+    "assignment": {"type": "str", "default": "renamed", "choices": ["fixed", "renamed"]},
     "engine_options": {"type": "dict"},
     "host_key_checking": {"type": "bool", "default": True},
     "timeout": {"type": "float", "default": 30.0},

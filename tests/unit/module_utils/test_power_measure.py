@@ -64,9 +64,9 @@ def test_readings_out_of_order_or_too_few_are_refused():
 
 
 def test_decide_keeps_on_a_link_only_a_drain_could_switch_off():
-    """On the 4x4 torus with segment routing, sw0--sw1 (link 0) has no
-    kept-turn-order routing: with every link quiet, the veto makes decide()
-    pick another link and say why it kept link 0."""
+    """On the 4x4 torus with segment routing, sw0--sw1 (link 0) can only be
+    switched off through a drain: with every link quiet, the veto makes
+    decide() pick another link and say why it kept link 0."""
     from ansible_collections.ethercluster.routing.plugins.module_utils.link_selection import decide
     from ansible_collections.ethercluster.routing.plugins.module_utils.power_measure import (
         lossless_off)
@@ -77,7 +77,7 @@ def test_decide_keeps_on_a_link_only_a_drain_could_switch_off():
     plain = decide(topology, None, None, quiet, {"max_changes": 1})
     assert plain["actions"][0]["link"] == str(topology.links[0].a)   # quietest, lowest index
     vetoed = decide(topology, None, None, quiet, {"max_changes": 1},
-                    can_turn_off=lossless_off(topology, "segment"))
+                    can_turn_off=lossless_off(topology, "A", "segment"))
     assert vetoed["actions"] and vetoed["actions"][0]["link"] != str(topology.links[0].a)
     assert any("keeping %s on: no lossless transition" % topology.links[0].name in line
-               for line in vetoed["log"])
+               and "drains are not allowed" in line for line in vetoed["log"])
