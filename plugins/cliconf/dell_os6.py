@@ -68,6 +68,12 @@ class Cliconf(CliconfBase):
     """Dell OS6 over network_cli (see DOCUMENTATION)."""
 
     PLATFORM = PLATFORM
+    NETWORK_OS = NETWORK_OS
+    # what get_device_info asks and reads (a subclass for another OS changes these)
+    VERSION_COMMAND = "show version"
+    VERSION_RE = re.compile(r"^\s*Software Version\.*\s*(\S+)", re.M)
+    MODEL_RE = re.compile(r"^\s*System Model ID\.*\s*(\S+)", re.M)
+    HOSTNAME_RE = re.compile(r"^([^\s(>#]+)")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -75,16 +81,16 @@ class Cliconf(CliconfBase):
 
     def get_device_info(self):
         if not self._device_info:
-            info = {"network_os": NETWORK_OS}
-            reply = to_text(self.get("show version"), errors="surrogate_or_strict")
-            found = re.search(r"^\s*Software Version\.*\s*(\S+)", reply, re.M)
+            info = {"network_os": self.NETWORK_OS}
+            reply = to_text(self.get(self.VERSION_COMMAND), errors="surrogate_or_strict")
+            found = self.VERSION_RE.search(reply)
             if found:
                 info["network_os_version"] = found.group(1)
-            found = re.search(r"^\s*System Model ID\.*\s*(\S+)", reply, re.M)
+            found = self.MODEL_RE.search(reply)
             if found:
                 info["network_os_model"] = found.group(1)
             prompt = to_text(self._connection.get_prompt() or b"", errors="surrogate_or_strict").strip()
-            found = re.match(r"^([^\s(>#]+)", prompt)
+            found = self.HOSTNAME_RE.match(prompt)
             if found:
                 info["network_os_hostname"] = found.group(1)
             self._device_info = info

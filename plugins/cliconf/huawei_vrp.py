@@ -26,8 +26,6 @@ version_added: 0.1.0
 
 import re
 
-from ansible.module_utils.common.text.converters import to_text
-
 from ansible_collections.ethercluster.routing.plugins.cliconf.dell_os6 import Cliconf as Os6Cliconf
 from ansible_collections.ethercluster.routing.plugins.cliconf.dell_os6 import config_lines
 
@@ -39,23 +37,11 @@ class Cliconf(Os6Cliconf):
     has no enable mode, so nothing here needs the ``#`` prompt)."""
 
     PLATFORM = "huawei_vrp"
-
-    def get_device_info(self):
-        if not self._device_info:
-            info = {"network_os": NETWORK_OS}
-            reply = to_text(self.get("display version"), errors="surrogate_or_strict")
-            found = re.search(r"VRP \(R\) software, Version (\S+)", reply)
-            if found:
-                info["network_os_version"] = found.group(1)
-            found = re.search(r"^HUAWEI (\S+) .*uptime", reply, re.M)
-            if found:
-                info["network_os_model"] = found.group(1)
-            prompt = to_text(self._connection.get_prompt() or b"", errors="surrogate_or_strict").strip()
-            found = re.match(r"^[<\[]~?\*?([^\]>-]+)", prompt)
-            if found:
-                info["network_os_hostname"] = found.group(1)
-            self._device_info = info
-        return self._device_info
+    NETWORK_OS = NETWORK_OS
+    VERSION_COMMAND = "display version"
+    VERSION_RE = re.compile(r"VRP \(R\) software, Version (\S+)")
+    MODEL_RE = re.compile(r"^HUAWEI (\S+) .*uptime", re.M)
+    HOSTNAME_RE = re.compile(r"^[<\[]~?\*?([^\]>-]+)")
 
     def get_config(self, source="running", flags=None, format=None):
         if source not in ("running", "startup"):

@@ -214,3 +214,22 @@ def test_vrp_cliconf_diffs_with_vrp_commands_in_the_system_view():
     assert sent[-1] == "display current-configuration"
     assert cliconf.get_diff(candidate=candidate, running=candidate)["config_diff"] == ""
     assert INVALID not in " ".join(sent)
+
+
+def test_vrp_device_info_reads_display_version_and_the_prompt():
+    asked = []
+
+    class VrpConnection:
+        def send(self, command, **kwargs):
+            asked.append(to_text(command))
+            return (b"Huawei Versatile Routing Platform Software\n"
+                    b"VRP (R) software, Version 5.170 (S5720 V200R019C10SPC500)\n"
+                    b"HUAWEI S5720-28X-SI-AC Routing Switch uptime is 0 week, 1 day\n")
+
+        def get_prompt(self):
+            return b"<coresw1>"
+
+    info = vrp_cliconf.Cliconf(VrpConnection()).get_device_info()
+    assert asked == ["display version"]
+    assert info == {"network_os": "ethercluster.routing.huawei_vrp", "network_os_version": "5.170",
+                    "network_os_model": "S5720-28X-SI-AC", "network_os_hostname": "coresw1"}
