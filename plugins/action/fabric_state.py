@@ -15,18 +15,12 @@ from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.ethercluster.routing.plugins.modules.fabric_state import ARGUMENT_SPEC
-from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import (
-    controller_path,
-)
 
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
         EtherclusterError,
     )
     from ansible_collections.ethercluster.routing.plugins.module_utils import fabric_state as fs
-    from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
-        load_topology,
-    )
     from ansible_collections.ethercluster.routing.plugins.module_utils.transition_run import (
         OvsDriver,
         check_platforms,
@@ -34,6 +28,7 @@ try:
         read_states,
     )
     from ansible_collections.ethercluster.routing.plugins.plugin_utils.fabric_access import (
+        load_fabric_topology,
         session_opener,
         switch_settings,
     )
@@ -41,14 +36,6 @@ except ImportError as exc:
     IMPORT_ERROR = exc
 else:
     IMPORT_ERROR = None
-
-
-def load(action, path):
-    """The topology of controller file ``path`` (AnsibleError when missing)."""
-    found = controller_path(action, path)
-    if found is None:
-        raise AnsibleError("topology: file %r not found" % path)
-    return load_topology(found)
 
 
 class ActionModule(ActionBase):
@@ -71,7 +58,7 @@ class ActionModule(ActionBase):
             return result
         driver = None
         try:
-            topology = load(self, args["topology"])
+            topology = load_fabric_topology(self, args["topology"])
             check_platforms(topology)
             switches = args["switches"] or topology.switch_names()
             settings = switch_settings(self, task_vars or {}, switches)

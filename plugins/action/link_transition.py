@@ -24,7 +24,6 @@ from ansible_collections.ethercluster.routing.plugins.modules.link_transition im
 )
 
 try:
-    from ansible_collections.ethercluster.routing.plugins.action.fabric_state import load
     from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
         EtherclusterError,
     )
@@ -39,6 +38,7 @@ try:
         execute,
     )
     from ansible_collections.ethercluster.routing.plugins.plugin_utils.fabric_access import (
+        load_fabric_topology,
         session_opener,
         switch_settings,
     )
@@ -116,7 +116,7 @@ class ActionModule(ActionBase):
                                  if args["action"] == "speed" else "")
         driver = None
         try:
-            topology = load(self, args["topology"])
+            topology = load_fabric_topology(self, args["topology"])
             check_platforms(topology)
             settings = switch_settings(self, task_vars or {}, topology.switch_names())
             driver = OvsDriver(session_opener(settings, args["timeout"],

@@ -18,7 +18,6 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.ethercluster.routing.plugins.modules.power_decide import ARGUMENT_SPEC
 
 try:
-    from ansible_collections.ethercluster.routing.plugins.action.fabric_state import load
     from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
         EtherclusterError,
     )
@@ -43,6 +42,7 @@ try:
         read_states,
     )
     from ansible_collections.ethercluster.routing.plugins.plugin_utils.fabric_access import (
+        load_fabric_topology,
         session_opener,
         switch_settings,
     )
@@ -78,7 +78,7 @@ class ActionModule(ActionBase):
             return result
         driver = None
         try:
-            topology = load(self, args["topology"])
+            topology = load_fabric_topology(self, args["topology"])
             check_platforms(topology)
             switches = topology.switch_names()
             settings = switch_settings(self, task_vars or {}, switches)

@@ -12,13 +12,21 @@ from __future__ import annotations
 from ansible.errors import AnsibleError
 
 from ansible_collections.ethercluster.routing.plugins.module_utils.platforms.ssh import Session
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import (
+    controller_path,
+    task_var,
+)
 
 
-def _var(action, hostvars, name):
-    value = hostvars.get(name)
-    if value is None:
-        return None
-    return action._templar.template(value)  # pylint: disable=protected-access
+def load_fabric_topology(action, path):
+    """The topology of controller file ``path`` (AnsibleError when missing)."""
+    # planning code (networkx, PyYAML): loaded when used, like the actions' own imports
+    from ansible_collections.ethercluster.routing.plugins.module_utils.topology import load_topology
+
+    found = controller_path(action, path)
+    if found is None:
+        raise AnsibleError("topology: file %r not found" % path)
+    return load_topology(found)
 
 
 def switch_settings(action, task_vars, switches):
@@ -37,13 +45,13 @@ def switch_settings(action, task_vars, switches):
     for name in switches:
         values = hostvars[name]
         settings[name] = {
-            "host": str(_var(action, values, "ansible_host") or name),
-            "port": int(_var(action, values, "ansible_port") or 22),
-            "username": str(_var(action, values, "ansible_user") or "root"),
-            "key_filename": _var(action, values, "ansible_ssh_private_key_file")
-            or _var(action, values, "ansible_private_key_file"),
-            "known_hosts": _var(action, values, "ethercluster_known_hosts"),
-            "bridge": _var(action, values, "ovs_bridge"),
+            "host": str(task_var(action, values, "ansible_host") or name),
+            "port": int(task_var(action, values, "ansible_port") or 22),
+            "username": str(task_var(action, values, "ansible_user") or "root"),
+            "key_filename": task_var(action, values, "ansible_ssh_private_key_file")
+            or task_var(action, values, "ansible_private_key_file"),
+            "known_hosts": task_var(action, values, "ethercluster_known_hosts"),
+            "bridge": task_var(action, values, "ovs_bridge"),
         }
     return settings
 
