@@ -21,7 +21,6 @@ The file format is documented in docs/topology.md.
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from typing import NamedTuple
 
@@ -29,6 +28,8 @@ import networkx as nx
 import yaml
 from netaddr import EUI, AddrFormatError, mac_unix_expanded
 
+from . import device_strings
+from .device_strings import UnsafeString
 from .errors import TopologyError
 
 SCHEMA = "ethercluster.routing/topology/v1"
@@ -57,8 +58,6 @@ INVENTORY_KEYS = {
 TOP_LEVEL_FIELDS = {"name", "switches", "links", "hosts", "generate",
                     "switch_defaults", "shape", "schema"} | INVENTORY_KEYS
 
-_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
-_PORT_RE = re.compile(r"^[0-9]+$")
 MAX_PROBLEMS = 25
 
 
@@ -144,6 +143,10 @@ def normalize_mac(value):
     """Return ``value`` as a lower-case colon-separated MAC, or raise ValueError."""
     if not isinstance(value, str):
         raise ValueError("must be a string such as \"02:00:00:00:00:01\"")
+    if not re.fullmatch(r"[0-9A-Fa-f:.-]{12,17}", value):
+        # netaddr reads "02:00:00:00:00:01\n" as a MAC: refuse anything but hex digits and separators
+        raise ValueError("%s is not a MAC address (hex digits with ':', '-' or '.')"
+                         % device_strings.shown(value))
     try:
         eui = EUI(value, dialect=mac_unix_expanded)
     except (AddrFormatError, TypeError, ValueError):
@@ -384,11 +387,10 @@ def topology_from_data(data, source="<topology>"):
     problems = _Problems()
     for key in data:
         if key not in TOP_LEVEL_FIELDS:
-            problems.add("unknown top-level field %r (expected one of: %s)"
-                         % (key, ", ".join(sorted(TOP_LEVEL_FIELDS - INVENTORY_KEYS))))
+            problems.add("unknown top-level field %s (expected one of: %s)"
+                         % (device_strings.shown(key), ", ".join(sorted(TOP_LEVEL_FIELDS - INVENTORY_KEYS))))
     name = data.get("name", "fabric")
-    if not isinstance(name, str) or not name:
-        problems.add("name: must be a non-empty string")
+    if _checked("fabric name", name, "name", problems) is None:
         name = "fabric"
     defaults = data.get("switch_defaults") or {}
     if not isinstance(defaults, dict):
@@ -438,7 +440,7 @@ def _kind(value):
 
 def _positive_int(value, where, problems, minimum=1):
     if isinstance(value, bool) or not isinstance(value, int):
-        problems.add("%s: must be a whole number, got %s %r" % (where, _kind(value), value))
+        problems.add("%s: must be a whole number, got %s %s" % (where, _kind(value), device_strings.shown(value)))
         return None
     if value < minimum:
         problems.add("%s: must be at least %d, got %d" % (where, minimum, value))
@@ -448,13 +450,47 @@ def _positive_int(value, where, problems, minimum=1):
 
 def _port_name(value, where, problems):
     """Ports are strings of digits ("25"); YAML integers are accepted."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        value = str(value)
-    if not isinstance(value, str) or not _PORT_RE.match(value) or int(value) < 1:
-        problems.add("%s: port %r is not a port number (write ports as strings of digits "
-                     "from \"1\", e.g. \"25\")" % (where, value))
+    try:
+        return device_strings.check_port(value, where)
+    except UnsafeString as exc:
+        problems.add("%s (write ports as strings of digits from \"1\", e.g. \"25\")" % exc)
         return None
-    return str(int(value))
+
+
+# Inventory names the topology plugin or Ansible itself takes: a switch or
+# host so named would merge with a group (or with the controller).
+RESERVED_NAMES = frozenset(("all", "ungrouped", "switches", "nodes", "localhost"))
+RESERVED_PREFIX = "platform_"
+
+
+def _reserved(name, where, problems):
+    """True (and the problem recorded) when ``name`` is an inventory name
+    the collection or Ansible already uses."""
+    if name.lower() in RESERVED_NAMES or name.lower().startswith(RESERVED_PREFIX):
+        problems.add("%s: %r is reserved in the inventory (%s and names starting with %r are "
+                     "groups or the controller); rename it"
+                     % (where, name, ", ".join(sorted(RESERVED_NAMES)), RESERVED_PREFIX))
+        return True
+    return False
+
+
+def _entry_name(name, kind):
+    """A mapping key as it can be shown in ``where``: itself when it is a
+    valid name, else its ``repr`` (so a newline in a name cannot break the
+    message that refuses it)."""
+    if isinstance(name, str) and device_strings.RULES[kind].matches(name):
+        return name
+    return device_strings.shown(name)
+
+
+def _checked(kind, value, where, problems):
+    """``value`` if :mod:`device_strings` lets a string of ``kind`` reach a
+    device, else None with the problem recorded."""
+    try:
+        return device_strings.check(kind, value, where)
+    except UnsafeString as exc:
+        problems.add(str(exc))
+        return None
 
 
 def _build(name, data, defaults, source, problems):
@@ -475,6 +511,7 @@ def _build(name, data, defaults, source, problems):
             problems.add("switch_defaults.%s: unknown field (expected one of: %s)"
                          % (key, ", ".join(sorted(SWITCH_DEFAULTS))))
 
+    _check_defaults(defaults, problems)
     shape = _shape(data.get("shape"), problems)
     raw_switches = _switch_entries(switches_data, defaults, shape, problems)
     uses = {}  # Endpoint -> "links[3].a" / "hosts.node00.port"
@@ -505,6 +542,20 @@ def _build(name, data, defaults, source, problems):
     return Topology(name, switches, links, hosts, shape=shape, source=source)
 
 
+def _check_defaults(defaults, problems):
+    """``switch_defaults`` is checked on its own, even where every switch
+    overrides a field: a hostile default must not wait for the switch that
+    takes it."""
+    if defaults.get("platform") is not None:
+        _checked("platform", defaults["platform"], "switch_defaults.platform", problems)
+    if defaults.get("power_profile") is not None:
+        _checked("power profile", defaults["power_profile"], "switch_defaults.power_profile", problems)
+    if defaults.get("mgmt_address") is not None:
+        problems.add("switch_defaults.mgmt_address: a management address belongs to one switch")
+    _interface_pattern(defaults.get("interface_pattern"), "switch_defaults", problems)
+    _interface_names(defaults.get("interface_names"), "switch_defaults", problems)
+
+
 def _shape(shape, problems):
     if shape is None:
         return None
@@ -514,7 +565,7 @@ def _shape(shape, problems):
         return None
     dims = shape["dims"]
     if not dims or any(isinstance(k, bool) or not isinstance(k, int) or k < 2 for k in dims):
-        problems.add("shape.dims: every dimension must be a whole number >= 2, got %r" % (dims,))
+        problems.add("shape.dims: every dimension must be a whole number >= 2, got %s" % device_strings.shown(dims))
         return None
     return {"kind": shape["kind"], "dims": tuple(dims)}
 
@@ -523,10 +574,8 @@ def _switch_entries(switches_data, defaults, shape, problems):
     result = {}
     coords_seen = {}
     for sw_name, settings in switches_data.items():
-        where = "switches.%s" % (sw_name,)
-        if not isinstance(sw_name, str) or not _NAME_RE.match(sw_name):
-            problems.add("%s: switch names must start with a letter and hold only letters, "
-                         "digits, '_', '-' or '.'" % where)
+        where = "switches.%s" % _entry_name(sw_name, "switch name")
+        if _checked("switch name", sw_name, where, problems) is None or _reserved(sw_name, where, problems):
             continue
         if settings is None:
             settings = {}
@@ -540,9 +589,8 @@ def _switch_entries(switches_data, defaults, shape, problems):
         entry = dict(SWITCH_DEFAULTS)
         entry.update({k: v for k, v in defaults.items() if k in SWITCH_DEFAULTS})
         entry.update({k: v for k, v in settings.items() if k in SWITCH_FIELDS})
-        if not isinstance(entry["platform"], str) or not _NAME_RE.match(entry["platform"]):
-            problems.add("%s.platform: must be a platform name such as 'ovs', got %r"
-                         % (where, entry["platform"]))
+        if _checked("platform", entry["platform"], where + ".platform", problems) is None:
+            entry["platform"] = None
         if entry["ports"] is not None:
             entry["ports"] = _positive_int(entry["ports"], where + ".ports", problems)
         for field in ("mac_table_size", "max_vlans"):
@@ -550,14 +598,14 @@ def _switch_entries(switches_data, defaults, shape, problems):
         if entry["max_vlans"] is not None and entry["max_vlans"] > 4094:
             problems.add("%s.max_vlans: 802.1Q has at most 4094 VLANs, got %d"
                          % (where, entry["max_vlans"]))
-        if entry["power_profile"] is not None and not isinstance(entry["power_profile"], str):
-            problems.add("%s.power_profile: must be a profile name" % where)
+        if entry["power_profile"] is not None:
+            _checked("power profile", entry["power_profile"], where + ".power_profile", problems)
         if entry["mgmt_address"] is not None:
             try:
-                entry["mgmt_address"] = str(ipaddress.ip_address(str(entry["mgmt_address"])))
-            except ValueError:
-                problems.add("%s.mgmt_address: %r is not an IP address"
-                             % (where, entry["mgmt_address"]))
+                entry["mgmt_address"] = device_strings.check_address(
+                    entry["mgmt_address"], where + ".mgmt_address")
+            except UnsafeString as exc:
+                problems.add(str(exc))
         entry["interface_pattern"] = _interface_pattern(entry["interface_pattern"], where, problems)
         entry["interface_names"] = _interface_names(entry["interface_names"], where, problems)
         entry["coords"] = _coords(entry.get("coords"), where, shape, coords_seen, sw_name, problems)
@@ -582,7 +630,11 @@ def _interface_pattern(pattern, where, problems):
         ok = False
     if not ok:
         problems.add("%s.interface_pattern: must be a text holding {port}, such as 'Gi1/0/{port}' "
-                     "(no other braces), got %r" % (where, pattern))
+                     "(no other braces), got %s" % (where, device_strings.shown(pattern)))
+        return None
+    # the pattern with the widest port number must be one safe token
+    if _checked("interface name", pattern.format(port="65535"), where + ".interface_pattern",
+                problems) is None:
         return None
     return pattern
 
@@ -596,15 +648,18 @@ def _interface_names(names, where, problems):
         return None
     result = {}
     for port, name in names.items():
-        key = str(port)
-        if isinstance(port, bool) or not _PORT_RE.match(key) or int(key) < 1:
-            problems.add("%s.interface_names: %r is not a port number" % (where, port))
+        try:
+            key = device_strings.check_port(port, where + ".interface_names")
+        except UnsafeString as exc:
+            problems.add(str(exc))
             continue
-        if not isinstance(name, str) or not name.strip() or name != name.strip() or "\n" in name:
-            problems.add("%s.interface_names.%s: must be a non-empty interface name without "
-                         "surrounding blanks, got %r" % (where, key, name))
+        if key in result:
+            problems.add("%s.interface_names: port %s is named twice (as %s and %s)"
+                         % (where, key, device_strings.shown(key), device_strings.shown(port)))
             continue
-        result[str(int(key))] = name
+        if _checked("interface name", name, "%s.interface_names.%s" % (where, key), problems) is None:
+            continue
+        result[key] = name
     return result
 
 
@@ -618,10 +673,19 @@ def _check_interface_names(sw, used_ports, problems):
         problems.add("%s: interface_pattern/interface_names do not apply to platform ovs (its "
                      "OpenFlow ports are the topology's port numbers)" % where)
         return
+    renderer = _renderer_of(sw.platform)
+    field = "interface_names.%s" if sw.interface_names else "interface_pattern"
     owner = {}
     for port in sorted(set(used_ports)):
         name = sw.interface_name(port)
         if name is None:
+            continue
+        source = field % port if sw.interface_names and str(port) in sw.interface_names \
+            else "interface_pattern"
+        try:
+            device_strings.check_interface(renderer, name, "%s.%s (port %d)" % (where, source, port))
+        except UnsafeString as exc:
+            problems.add(str(exc))
             continue
         if name.lower() in owner:
             problems.add("%s: ports %s and %d are both named %r (interface_names/interface_pattern)"
@@ -629,12 +693,21 @@ def _check_interface_names(sw, used_ports, problems):
         owner.setdefault(name.lower(), port)
 
 
+def _renderer_of(platform):
+    """The renderer whose interface-name rule applies to ``platform``
+    (None: an unknown platform, refused later by the plan's platform check)."""
+    from .platforms.capabilities import CAPABILITIES  # standard library only
+
+    row = CAPABILITIES.get(platform)
+    return row.renderer if row is not None else None
+
+
 def _coords(coords, where, shape, seen, sw_name, problems):
     if coords is None:
         return None
     if not isinstance(coords, list) or not coords or any(
             isinstance(c, bool) or not isinstance(c, int) or c < 0 for c in coords):
-        problems.add("%s.coords: must be a list of whole numbers >= 0, got %r" % (where, coords))
+        problems.add("%s.coords: must be a list of whole numbers >= 0, got %s" % (where, device_strings.shown(coords)))
         return None
     coords = tuple(coords)
     if shape is not None:
@@ -652,12 +725,12 @@ def _coords(coords, where, shape, seen, sw_name, problems):
 
 def _endpoint(value, where, switches, uses, problems):
     if not isinstance(value, str) or ":" not in value:
-        problems.add("%s: must be \"switch:port\", got %s %r" % (where, _kind(value), value))
+        problems.add("%s: must be \"switch:port\", got %s %s" % (where, _kind(value), device_strings.shown(value)))
         return None
     sw_name, _sep, port = value.rpartition(":")
     if sw_name not in switches:
-        problems.add("%s: unknown switch %r in %r (known: %s)"
-                     % (where, sw_name, value, _known(switches)))
+        problems.add("%s: unknown switch %s in %s (known: %s)"
+                     % (where, device_strings.shown(sw_name), device_strings.shown(value), _known(switches)))
         return None
     port = _port_name(port, where, problems)
     if port is None:
@@ -707,7 +780,7 @@ def _links(links_data, switches, uses, problems):
                               where + ".speed_mbps", problems)
         state = entry.get("state", "up")
         if state not in LINK_STATES:
-            problems.add("%s.state: must be 'up' or 'down', got %r" % (where, state))
+            problems.add("%s.state: must be 'up' or 'down', got %s" % (where, device_strings.shown(state)))
         if a_end is None or b_end is None or speed is None or state not in LINK_STATES:
             continue
         links.append(Link(len(links), a_end, b_end, speed, state))
@@ -718,10 +791,8 @@ def _hosts(hosts_data, switches, uses, problems):
     hosts = []
     macs = {}
     for host_name, entry in hosts_data.items():
-        where = "hosts.%s" % (host_name,)
-        if not isinstance(host_name, str) or not _NAME_RE.match(host_name):
-            problems.add("%s: host names must start with a letter and hold only letters, "
-                         "digits, '_', '-' or '.'" % where)
+        where = "hosts.%s" % _entry_name(host_name, "host name")
+        if _checked("host name", host_name, where, problems) is None or _reserved(host_name, where, problems):
             continue
         if host_name in switches:
             problems.add("%s: %r is already a switch's name (switches and hosts share one "
@@ -740,8 +811,8 @@ def _hosts(hosts_data, switches, uses, problems):
             continue
         sw_name = entry["switch"]
         if not isinstance(sw_name, str) or sw_name not in switches:
-            problems.add("%s.switch: unknown switch %r (known: %s)"
-                         % (where, sw_name, _known(switches)))
+            problems.add("%s.switch: unknown switch %s (known: %s)"
+                         % (where, device_strings.shown(sw_name), _known(switches)))
             continue
         port = _port_name(entry["port"], where + ".port", problems)
         try:
@@ -755,9 +826,9 @@ def _hosts(hosts_data, switches, uses, problems):
         ip = entry.get("ip")
         if ip is not None:
             try:
-                ip = str(ipaddress.ip_address(str(ip)))
-            except ValueError:
-                problems.add("%s.ip: %r is not an IP address" % (where, ip))
+                ip = device_strings.check_address(ip, where + ".ip")
+            except UnsafeString as exc:
+                problems.add(str(exc))
                 ip = None
         if port is None or mac is None:
             continue

@@ -59,7 +59,7 @@ COLLECTIONS_DIR = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(_
                                                *[os.pardir] * 6))
 
 _LAB_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")
-_BRIDGE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,14}$")
+_BRIDGE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,14}\Z")
 
 
 def lab_tag(name):

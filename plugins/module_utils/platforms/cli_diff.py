@@ -189,4 +189,4 @@ def diff_commands(platform, running_text, candidate_text, interface_names=None, 
         interface_names = {name: name for name in candidate_interfaces(candidate_text, platform)}
     candidate = module.parse(candidate_text or "", interface_names, switch)
     running = module.parse(running_text or "", interface_names, switch, strict=False)
-    return commands_of(running, candidate, interface_namer(module.INTERFACE_PATTERN, interface_names, switch))
+    return commands_of(running, candidate, interface_namer(module.INTERFACE_PATTERN, interface_names, switch, module.PLATFORM))

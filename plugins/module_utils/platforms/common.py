@@ -23,15 +23,28 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 
 import jinja2
 import netaddr
 
+from .. import device_strings
+from ..device_strings import UnsafeString
 from .capabilities import PlatformError
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 ADMIN_STATES = ("up", "down")
-_PORT_RE = re.compile(r"^[1-9][0-9]*$")
+
+
+def safe_string(kind, value, where, rule=None):
+    """``value`` if a string of ``kind`` may reach a device
+    (:mod:`..device_strings`), else a :class:`PlatformError` naming
+    ``where``: every renderer checks again what the topology checked, so a
+    hand-edited intent cannot smuggle a command in."""
+    try:
+        return device_strings.check(kind, value, where, rule)
+    except UnsafeString as exc:
+        raise PlatformError(str(exc)) from None
 
 
 def _vlan(value, where):
@@ -76,6 +89,7 @@ def canonical_switch(config, switch="switch"):
     """Check one switch's intent entry ``config`` and return its canonical
     form (module doc). Raises :class:`PlatformError` naming the switch,
     port and field at fault."""
+    safe_string("switch name", switch, "switch %s" % device_strings.shown(switch))
     if not isinstance(config, dict):
         raise PlatformError("switch %s: intent entry must be a mapping, got %r" % (switch, config))
     stp = config.get("stp", False)
@@ -87,10 +101,12 @@ def canonical_switch(config, switch="switch"):
         raise PlatformError("switch %s: ports must be a mapping, got %r" % (switch, ports_in))
     ports = {}
     for port in sorted((str(name) for name in ports_in), key=port_key):
+        try:
+            device_strings.check_port(port, "switch %s" % switch)
+        except UnsafeString as exc:
+            raise PlatformError("%s (the interface name comes from the platform's pattern or map)"
+                                % exc) from None
         where = "switch %s port %s" % (switch, port)
-        if not _PORT_RE.match(port):
-            raise PlatformError("%s: port names must be positive numbers (the interface name "
-                                "comes from the platform's pattern or map)" % where)
         entry = ports_in[port] if port in ports_in else ports_in[int(port)]
         if not isinstance(entry, dict):
             raise PlatformError("%s: must be a mapping, got %r" % (where, entry))
@@ -172,16 +188,34 @@ def expand_ranges(text, where):
     return vlans
 
 
-def interface_namer(pattern, interface_names=None, switch="switch"):
+def interface_namer(pattern, interface_names=None, switch="switch", platform=None):
     """A function port -> interface name: ``interface_names[port]`` when the
     map names the port (the topology's per-switch interface map), else
-    ``pattern.format(port=port)`` (the platform's default naming)."""
-    names = {str(port): str(name) for port, name in (interface_names or {}).items()}
+    ``pattern.format(port=port)`` (the platform's default naming). Every
+    name it gives is one token the platform ``platform`` (a renderer name)
+    takes safely (:func:`..device_strings.check_interface`), or it raises
+    :class:`PlatformError` naming the switch and port."""
+    if interface_names is not None and not isinstance(interface_names, dict):
+        raise PlatformError("switch %s: interface_names must be a mapping of port -> interface name"
+                            % switch)
+    names = {}
+    for port, name in (interface_names or {}).items():
+        try:
+            # keys are topology ports (or, in cli_diff, the candidate's own
+            # interface names); only the names reach the device
+            names[str(port)] = device_strings.check_interface(
+                platform, name, "switch %s interface_names.%s" % (switch, device_strings.label(port)))
+        except UnsafeString as exc:
+            raise PlatformError(str(exc)) from None
     if len(set(names.values())) != len(names):
         raise PlatformError("switch %s: interface_names maps two ports to one interface" % switch)
 
     def name_of(port):
-        return names.get(str(port), pattern.format(port=port))
+        name = names.get(str(port), pattern.format(port=port))
+        try:
+            return device_strings.check_interface(platform, name, "switch %s port %s" % (switch, port))
+        except UnsafeString as exc:
+            raise PlatformError(str(exc)) from None
     return name_of
 
 
@@ -201,17 +235,30 @@ def port_reader(pattern, interface_names=None):
     return port_of
 
 
+def _finalize(value):
+    # the last guard: no value printed by a template may hold a control
+    # character (a line feed would start a command of its own)
+    try:
+        return device_strings.check_text_value(value, "rendered value")
+    except UnsafeString as exc:
+        raise PlatformError(str(exc)) from None
+
+
 def environment():
     """The Jinja2 environment of the platform templates (strict: a missing
-    variable is an error, not an empty string)."""
-    return jinja2.Environment(
+    variable is an error, not an empty string; every printed value passes
+    :func:`_finalize`; ``shell_quote`` quotes a word for /bin/sh)."""
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
+        finalize=_finalize,
         autoescape=False,  # config text, not HTML  # noqa: S701
     )
+    env.filters["shell_quote"] = lambda value: shlex.quote(str(value))
+    return env
 
 
 def render_template(name, **context):

@@ -66,7 +66,7 @@ def render(config, switch="switch", interface_names=None):
     if intent["stp"]:
         raise PlatformError("switch %s: stp: true is not rendered for huawei_vrp (switch-tagged "
                             "routing runs with STP off)" % switch)
-    name_of = interface_namer(INTERFACE_PATTERN, interface_names, switch)
+    name_of = interface_namer(INTERFACE_PATTERN, interface_names, switch, PLATFORM)
     ports = [{"interface": name_of(port), "pvid": entry["pvid"],
               "untagged": vlan_batches(entry["untagged"]), "tagged": vlan_batches(entry["tagged"]),
               "admin": entry["admin"], "speed_mbps": entry["speed_mbps"]}

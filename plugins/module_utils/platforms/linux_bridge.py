@@ -68,14 +68,14 @@ SCRIPT_TEMPLATE = "linux_bridge.sh.j2"
 INTERFACES_TEMPLATE = "linux_bridge.interfaces.j2"
 CONFIG_EXTENSION = "sh"
 INTERFACES_EXTENSION = "interfaces"
-_BRIDGE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,14}$")
+_BRIDGE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,14}\Z")
 
 
 def _prepare(config, switch, interface_names, bridge):
     intent = canonical_switch(config, switch)
     if not _BRIDGE_RE.match(bridge):
         raise PlatformError("switch %s: bridge name %r is not a Linux interface name" % (switch, bridge))
-    name_of = interface_namer(INTERFACE_PATTERN, interface_names, switch)
+    name_of = interface_namer(INTERFACE_PATTERN, interface_names, switch, PLATFORM)
     for entry in intent["ports"].values():
         pvid = entry["pvid"]
         if pvid is not None and pvid not in entry["untagged"] and pvid not in entry["tagged"]:

@@ -40,6 +40,8 @@ from __future__ import annotations
 
 import re
 import shlex
+
+from ..device_strings import label
 from typing import NamedTuple
 
 from ..errors import EtherclusterError
@@ -64,7 +66,7 @@ SECTION = "### ethercluster:"
 _MAC_RE = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
 _MAC_SEPARATORS = re.compile(r"[-.:]")
 _NUMBER_RE = re.compile(r"^(0x[0-9a-f]+|[0-9]+)$")
-_BRIDGE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,14}$")
+_BRIDGE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,14}\Z")
 
 
 class OvsError(EtherclusterError):
@@ -175,9 +177,9 @@ def normalize_intent(config, switch="switch"):
                        "speed_mbps}, got %r" % (where, ports_data))
     ports = {}
     for name, entry in ports_data.items():
-        port_where = "%s.ports.%s" % (where, name)
+        port_where = "%s.ports.%s" % (where, label(name))
         name = str(name)
-        if not name.isdigit() or not 1 <= int(name) <= MAX_OFPORT:
+        if not re.fullmatch(r"[0-9]{1,5}", name) or not 1 <= int(name) <= MAX_OFPORT:
             raise OvsError("%s: an ovs port is an OpenFlow port number from 1 to %d"
                            % (port_where, MAX_OFPORT))
         if name in ports:

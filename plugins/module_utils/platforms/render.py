@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from . import dell_os6, huawei_vrp, linux_bridge, ovs
 from .capabilities import require_renderable
-from .common import PlatformError
+from ..device_strings import shown
+from .common import PlatformError, safe_string
 
 CONFIG_DIR = "configs"
 
@@ -22,7 +23,10 @@ def _render_ovs(config, switch, interface_names=None):
     if interface_names:
         raise PlatformError("switch %s: ovs uses the topology's port numbers as OpenFlow ports; "
                             "an interface-name map does not apply" % switch)
-    return ovs.flows_text(ovs.render(config, switch)["flows"])
+    try:
+        return ovs.flows_text(ovs.render(config, switch)["flows"])
+    except ovs.OvsError as exc:
+        raise PlatformError(str(exc)) from None
 
 
 # renderer name -> ((extension, function(config, switch, interface_names) -> text), ...)
@@ -47,6 +51,9 @@ def render_switch(name, entry, interface_names=None):
     interface names from ``interface_names`` ({port: name}), else from the
     entry's own ``interface_names`` (the topology's, via the plan), else the
     platform's default pattern."""
+    safe_string("switch name", name, "switch %s" % shown(name))  # it names the config file
+    if not isinstance(entry, dict):
+        raise PlatformError("switch %s: intent entry must be a mapping" % name)
     row = require_renderable(entry.get("platform"), name)
     if interface_names is None:
         interface_names = entry.get("interface_names")
@@ -65,6 +72,9 @@ def render_configs(intent, interface_names=None):
         raise PlatformError("intent: has no switches mapping")
     names = interface_names or {}
     for name in sorted(switches):
+        safe_string("switch name", name, "switch %s" % shown(name))
+        if not isinstance(switches[name], dict):
+            raise PlatformError("switch %s: intent entry must be a mapping" % name)
         require_renderable(switches[name].get("platform"), name)
     files = {}
     for name in sorted(switches):
