@@ -32,14 +32,9 @@ extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.conn
   - ansible.builtin.action_common_attributes.flow
+  - ethercluster.routing.controller
 attributes:
-  action:
-    support: full
-  async:
-    support: none
   become:
-    support: none
-  bypass_host_loop:
     support: none
   check_mode:
     support: full
