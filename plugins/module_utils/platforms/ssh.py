@@ -19,7 +19,7 @@ try:
     import paramiko
 except ImportError as exc:  # reported when a connection is attempted
     paramiko = None
-    PARAMIKO_ERROR = exc
+    PARAMIKO_ERROR: ImportError | None = exc
 else:
     PARAMIKO_ERROR = None
 
