@@ -25,21 +25,64 @@ try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
         EtherclusterError,
     )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.fabric_settings import (
+        FIELDS as SETTING_FIELDS,
+        FabricSettingsError,
+        parse_settings,
+        resolve,
+        topology_file_settings,
+        topology_settings,
+    )
     from ansible_collections.ethercluster.routing.plugins.module_utils.plan_outputs import (
         INTENT_FILE,
+        PICTURE_FILE,
+        REPORT_FILE,
         STALE_SUFFIX,
+        PlanResult,
         changed,
+        intent_text,
         plain_data,
         run_plan,
         sync_files,
+        topology_source,
+    )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.plan_report import (
+        render_report,
+        report_context,
     )
 except ImportError as exc:  # networkx, numpy, scipy, jinja2, ... missing on the controller
     IMPORT_ERROR = exc
 else:
     IMPORT_ERROR = None
 
-PLAN_ARGS = ("routing", "engine_options", "assignment", "down_links", "bank", "vlan_range",
-             "mac_learning", "traffic", "max_broadcast_copies")
+
+def settings_layers(topology, args):
+    """The layers of fabric settings for this task, lowest first: the
+    topology file's (or topology_data's) ``fabric:`` block, the
+    ``settings`` option, the options of the same names given to the task.
+    Raises FabricSettingsError naming the file/option and field."""
+    if isinstance(topology, str):
+        from_topology = topology_file_settings(topology)
+    else:
+        from_topology = topology_settings(topology, source="topology_data")
+    given = parse_settings(plain_data(args["settings"]), source="", prefix="settings.")
+    options = parse_settings(plain_data({field: args.get(field) for field in SETTING_FIELDS}),
+                             source="", prefix="")
+    return [("topology", from_topology), ("settings", given), ("options", options)]
+
+
+def rejected_settings(topology, error, source):
+    """The outcome of a plan whose settings are malformed: no intent, a
+    report that says why (an earlier intent.json becomes stale)."""
+    outcome = PlanResult(resolve()[0], error=error)
+    context = report_context(None, outcome.options, error=error, source=topology_source(topology, source),
+                             files={REPORT_FILE: "this report",
+                                    INTENT_FILE: "not written; an earlier one, if any, is renamed "
+                                                 "intent.json.stale",
+                                    PICTURE_FILE: "not drawn; an earlier one, if any, is renamed "
+                                                  "fabric.svg.stale"})
+    outcome.contents = {REPORT_FILE: render_report(context), PICTURE_FILE: None, INTENT_FILE: None}
+    return outcome
 
 
 class ActionModule(ActionBase):
@@ -78,8 +121,19 @@ class ActionModule(ActionBase):
             result["topology"] = topology
         else:
             topology = plain_data(args["topology_data"])
-        outcome = run_plan(topology, source="topology_data",
-                           **{key: args[key] for key in PLAN_ARGS})
+        try:
+            settings, sources = resolve(*settings_layers(topology, args))
+        except FabricSettingsError as exc:
+            outcome = rejected_settings(topology, exc, "topology_data")
+        else:
+            result.update(settings=settings, settings_sources=sources)
+            outcome = run_plan(topology, source="topology_data", down_links=args["down_links"],
+                               **settings)
+            if outcome.accepted:
+                # recorded in the intent, so that transitions reproduce this plan
+                # from the deployed intent alone (fabric_settings.intent_settings)
+                outcome.plan.intent["fabric"]["settings"] = plain_data(settings)
+                outcome.contents[INTENT_FILE] = intent_text(outcome.plan.intent)
         result.update(outcome.returned())
 
         if args["out"] is not None:

@@ -56,7 +56,7 @@ INVENTORY_KEYS = {
     "leading_separator", "use_extra_vars",
 }
 TOP_LEVEL_FIELDS = {"name", "switches", "links", "hosts", "generate",
-                    "switch_defaults", "shape", "schema"} | INVENTORY_KEYS
+                    "switch_defaults", "shape", "schema", "fabric"} | INVENTORY_KEYS
 
 MAX_PROBLEMS = 25
 

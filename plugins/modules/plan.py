@@ -31,6 +31,11 @@ description:
     message that names the switch, link or field, and writes no intent. An C(intent.json) left by an
     earlier run in O(out) is then renamed C(intent.json.stale) so that nothing mistakes it for the plan
     of this input; C(report.md) is rewritten to say why the plan was rejected.
+  - "Fabric settings (the routing engine and its options, the assignment, bank, VLAN range, broadcast limit,
+    MAC learning and traffic pattern) come in layers, the later winning field by field: the built-in defaults,
+    the topology file's top-level C(fabric:) mapping, O(settings), then the options of the same name given to
+    this task. The merged settings are recorded in the intent as C(fabric.settings), so link transitions read
+    back what was deployed (docs/roles.md)."
   - Contacts no device. The file formats are described in docs/plan.md and docs/topology.md of the collection.
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
@@ -77,21 +82,21 @@ options:
       - V(dor), V(west_first), V(north_last) and V(negative_first) need a mesh or torus;
         V(updown), V(tbtp), V(stp) and V(segment) take any topology.
       - An unknown name fails the task with the list of engines.
+      - Default is the topology file's C(fabric.routing), else V(segment).
     type: str
-    default: segment
   engine_options:
     description:
       - "Options of the routing engine, for example C({root: sw5}) for V(updown) or C({seed: 3}) for V(segment)."
       - An option the engine does not know fails the task, naming it.
+      - Default is the topology file's C(fabric.engine_options), else none.
     type: dict
-    default: {}
   assignment:
     description:
       - The VLAN assignment that implements the routing on the switches.
       - V(fixed) gives every source switch's tree of paths a VLAN (the frame keeps it, N x N -> P);
         V(renamed) gives every input port a PVID and lets switches re-tag frames (C x N -> C, fewer VLANs).
+      - Default is the topology file's C(fabric.assignment), else V(renamed).
     type: str
-    default: renamed
     choices: [fixed, renamed]
   down_links:
     description:
@@ -104,14 +109,15 @@ options:
     description:
       - The bank of VLAN IDs to draw from. The two banks are disjoint, so a new routing can be built
         in one bank beside the one in service in the other.
+      - Default is the topology file's C(fabric.bank), else V(A).
     type: str
-    default: A
     choices: [A, B]
   vlan_range:
     description:
       - The VLAN IDs of both banks, as C([first, last]), instead of the default banks (A 100-1999,
         B 2100-3999); bank A takes the lower half, bank B the upper half.
       - IDs 0, 1, 4095 and the IDs the switches' platforms reserve are never used.
+      - Default is the topology file's C(fabric.vlan_range), else the default banks.
     type: list
     elements: int
   max_broadcast_copies:
@@ -119,7 +125,7 @@ options:
       - The most times one broadcast (say an ARP request) may cross a switch-to-switch link before it
         dies out; a plan above it is rejected (check C(broadcast_copies)). A fixed assignment floods along
         one tree; a renamed one floods along every path of the routing, which can be exponentially many.
-      - Default 100000.
+      - Default is the topology file's C(fabric.max_broadcast_copies), else 100000.
     type: int
   mac_learning:
     description:
@@ -127,15 +133,24 @@ options:
         frames to it can arrive (paper section 3.3).
       - V(self) leaves the switches to learn; the intent then carries the host-side plan (a per-VLAN virtual
         interface and address per host, and the broadcast ping to repeat before the aging time).
+      - Default is the topology file's C(fabric.mac_learning), else V(static).
     type: str
-    default: static
     choices: [static, self]
   traffic:
     description:
       - The traffic pattern the channel-load metrics and the picture are computed for
         (V(uniform), V(bit_reversal), V(matrix_transpose) or V(random_permutation)).
+      - Default is the topology file's C(fabric.traffic), else V(uniform).
     type: str
-    default: uniform
+  settings:
+    description:
+      - Fabric settings, in the form of the topology file's C(fabric:) mapping (fields C(routing),
+        C(engine_options), C(assignment), C(bank), C(vlan_range), C(max_broadcast_copies), C(mac_learning),
+        C(traffic)); each overrides the topology file's field. A null value is not set.
+      - The options of the same names given to this task override these.
+      - A malformed field fails the task naming C(settings.<field>) (C(fabric.<field>) and the file for the
+        topology file's block), and writes no intent.
+    type: dict
   out:
     description:
       - Directory to write C(intent.json), C(report.md) and C(fabric.svg) into; created when missing.
@@ -187,6 +202,14 @@ EXAMPLES = r"""
     engine_options:
       root: sw5
   register: plan_updown
+
+- name: The settings of the topology file's fabric block, with the bank overridden
+  ethercluster.routing.plan:
+    topology: fabric/topology.yml
+    settings:
+      bank: B
+    out: intended
+  register: plan_b_bank
 """
 
 RETURN = r"""
@@ -199,7 +222,12 @@ intent:
   type: dict
   sample:
     schema: ethercluster.routing/intent/v1
-    fabric: {assignment: renamed, routing: segment, vlans_used: 4}
+    fabric:
+      assignment: renamed
+      routing: segment
+      vlans_used: 4
+      settings: {routing: segment, engine_options: {}, assignment: renamed, bank: A, vlan_range: null,
+                 max_broadcast_copies: null, mac_learning: static, traffic: uniform}
     links:
       - {a: "sw0:2", b: "sw1:2", state: up, speed_mbps: 1000}
     hosts:
@@ -241,6 +269,19 @@ files:
   sample:
     intent.json: {path: /srv/fabric/out/plan/intent.json, state: unchanged}
     report.md: {path: /srv/fabric/out/plan/report.md, state: updated}
+settings:
+  description:
+    - The fabric settings the plan used (also in the intent as C(fabric.settings)); null fields are the
+      planner's defaults.
+  returned: when the settings were valid
+  type: dict
+  sample: {routing: dor, engine_options: {}, assignment: fixed, bank: A, vlan_range: null,
+           max_broadcast_copies: null, mac_learning: static, traffic: uniform}
+settings_sources:
+  description: Per setting, where its value came from - V(default), V(topology), V(settings) or V(options).
+  returned: when the settings were valid
+  type: dict
+  sample: {routing: topology, assignment: topology, bank: settings, traffic: default}
 out:
   description: Absolute path of the output directory.
   returned: when O(out) is given
@@ -253,15 +294,16 @@ from ansible.module_utils.basic import AnsibleModule
 ARGUMENT_SPEC = {
     "topology": {"type": "path"},
     "topology_data": {"type": "dict"},
-    "routing": {"type": "str", "default": "segment"},
-    "engine_options": {"type": "dict", "default": {}},
-    "assignment": {"type": "str", "default": "renamed", "choices": ["fixed", "renamed"]},
+    "routing": {"type": "str"},
+    "engine_options": {"type": "dict"},
+    "assignment": {"type": "str", "choices": ["fixed", "renamed"]},
     "down_links": {"type": "list", "elements": "str", "default": []},
-    "bank": {"type": "str", "default": "A", "choices": ["A", "B"]},
+    "bank": {"type": "str", "choices": ["A", "B"]},
     "vlan_range": {"type": "list", "elements": "int"},
-    "mac_learning": {"type": "str", "default": "static", "choices": ["static", "self"]},
-    "traffic": {"type": "str", "default": "uniform"},
+    "mac_learning": {"type": "str", "choices": ["static", "self"]},
+    "traffic": {"type": "str"},
     "max_broadcast_copies": {"type": "int"},
+    "settings": {"type": "dict"},
     "out": {"type": "path"},
 }
 MUTUALLY_EXCLUSIVE = [("topology", "topology_data")]
