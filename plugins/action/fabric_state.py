@@ -11,15 +11,11 @@ from __future__ import annotations
 
 import time
 
-from ansible.errors import AnsibleError
-from ansible.plugins.action import ActionBase
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base import CollectionAction
 
 from ansible_collections.ethercluster.routing.plugins.modules.fabric_state import ARGUMENT_SPEC
 
 try:
-    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
-        EtherclusterError,
-    )
     from ansible_collections.ethercluster.routing.plugins.module_utils import fabric_state as fs
     from ansible_collections.ethercluster.routing.plugins.module_utils.transition_run import (
         OvsDriver,
@@ -38,30 +34,21 @@ else:
     IMPORT_ERROR = None
 
 
-class ActionModule(ActionBase):
+class ActionModule(CollectionAction):
     """Read every switch; return the fabric's state."""
 
-    TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(ARGUMENT_SPEC)
-    _requires_connection = False
-    _supports_check_mode = True
-    _supports_async = False
+    MODULE = "ethercluster.routing.fabric_state"
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+    IMPORT_ERROR = IMPORT_ERROR
+    REQUIREMENTS = "paramiko, networkx, PyYAML"
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        result["changed"] = False
-        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        if IMPORT_ERROR is not None:
-            result.update(failed=True, msg="ethercluster.routing.fabric_state needs the packages "
-                          "of the collection's requirements.txt (paramiko, networkx, PyYAML) on "
-                          "the controller: %s" % IMPORT_ERROR)
-            return result
+    def run_action(self, args, task_vars, result):
         driver = None
         try:
             topology = load_fabric_topology(self, args["topology"])
             check_platforms(topology)
             switches = args["switches"] or topology.switch_names()
-            settings = switch_settings(self, task_vars or {}, switches)
+            settings = switch_settings(self, task_vars, switches)
             driver = OvsDriver(session_opener(settings, args["timeout"],
                                               args["host_key_checking"]),
                                {name: value["bridge"] for name, value in settings.items()},
@@ -78,8 +65,6 @@ class ActionModule(ActionBase):
             result["state"] = state
             if args["fail_on_unsettled"] and not state["settled"]:
                 result.update(failed=True, msg="; ".join(state["problems"]))
-        except (EtherclusterError, AnsibleError) as exc:
-            result.update(failed=True, msg=str(exc))
         finally:
             if driver is not None:
                 driver.close()

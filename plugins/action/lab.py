@@ -15,16 +15,13 @@ from __future__ import annotations
 import os
 
 from ansible.errors import AnsibleError
-from ansible.plugins.action import ActionBase
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base import CollectionAction
 
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import (
     controller_path,
 )
 
 try:
-    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
-        EtherclusterError,
-    )
     from ansible_collections.ethercluster.routing.plugins.module_utils.lab.layout import (
         DEFAULT_BRIDGE,
         DEFAULT_HOST_NETWORK,
@@ -63,50 +60,35 @@ ARGUMENT_SPEC = {
 }
 
 
-class ActionModule(ActionBase):
+class ActionModule(CollectionAction):
     """Compute the lab's layout on the controller, then run the module."""
 
-    TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(ARGUMENT_SPEC)
-    _supports_check_mode = True
+    MODULE = MODULE
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+    ARGUMENT_RULES = {"mutually_exclusive": [("src", "topology")]}
+    IMPORT_ERROR = IMPORT_ERROR
+    _requires_connection = True  # the module runs on the lab machine
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        result["changed"] = False
-        _validation, args = self.validate_argument_spec(
-            argument_spec=ARGUMENT_SPEC,
-            mutually_exclusive=[("src", "topology")],
-        )
-        if IMPORT_ERROR is not None:
-            result.update(failed=True, msg="%s needs the Python packages of the collection's "
-                          "requirements.txt (networkx, netaddr, PyYAML) on the controller: %s"
-                          % (MODULE, IMPORT_ERROR))
-            return result
+    def run_action(self, args, task_vars, result):
         module_args = {"state": args["state"], "state_root": args["state_root"]}
-        try:
-            topology = self._topology(args)
-            if args["state"] == "present":
-                if topology is None:
-                    result.update(failed=True, msg="state=present needs the fabric: give src "
-                                  "(a topology file) or topology (its data)")
-                    return result
-                layout = lab_layout(
-                    topology, name=args["name"], state_root=args["state_root"],
-                    mgmt_network=args["mgmt_network"], host_network=args["host_network"],
-                    host_speed_mbps=args["host_speed_mbps"],
-                    renegotiation_gap=args["renegotiation_gap"], bridge=args["bridge"],
-                    userspace_tso=args["userspace_tso"], host_tx_offload=args["host_tx_offload"])
-                module_args.update(name=layout["lab"], layout=layout)
-            else:
-                name = args["name"] or (topology.name if topology is not None else None)
-                if not name:
-                    result.update(failed=True, msg="state=absent needs the lab's name: give name, "
-                                  "or src/topology to take the fabric's name")
-                    return result
-                module_args["name"] = name
-        except EtherclusterError as exc:
-            result.update(failed=True, msg=str(exc))
-            return result
+        topology = self._topology(args)
+        if args["state"] == "present":
+            if topology is None:
+                return self.failed(result, "state=present needs the fabric: give src "
+                                   "(a topology file) or topology (its data)")
+            layout = lab_layout(
+                topology, name=args["name"], state_root=args["state_root"],
+                mgmt_network=args["mgmt_network"], host_network=args["host_network"],
+                host_speed_mbps=args["host_speed_mbps"],
+                renegotiation_gap=args["renegotiation_gap"], bridge=args["bridge"],
+                userspace_tso=args["userspace_tso"], host_tx_offload=args["host_tx_offload"])
+            module_args.update(name=layout["lab"], layout=layout)
+        else:
+            name = args["name"] or (topology.name if topology is not None else None)
+            if not name:
+                return self.failed(result, "state=absent needs the lab's name: give name, "
+                                   "or src/topology to take the fabric's name")
+            module_args["name"] = name
         result.update(self._execute_module(module_name=MODULE, module_args=module_args,
                                            task_vars=task_vars))
         return result

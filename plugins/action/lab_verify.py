@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 
 from ansible.errors import AnsibleError
-from ansible.plugins.action import ActionBase
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base import CollectionAction
 
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import (
     controller_path,
@@ -42,31 +42,20 @@ MODULE = "ethercluster.routing.lab_verify"
 PASSED_ON = ("lab", "state_root", "checks")
 
 
-class ActionModule(ActionBase):
+class ActionModule(CollectionAction):
     """Compute what the lab must do from the intent, then run the module."""
 
-    TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(ARGUMENT_SPEC)
-    _supports_check_mode = True
+    MODULE = MODULE
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+    ARGUMENT_RULES = {"mutually_exclusive": [("intent", "src")], "required_one_of": [("intent", "src")]}
+    IMPORT_ERROR = IMPORT_ERROR
+    REQUIREMENTS = "networkx, PyYAML"
+    FAILED_RESULT = {"passed": False}
+    _requires_connection = True  # the module runs on the lab machine
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        result["changed"] = False
-        task_vars = task_vars or {}
-        _validation, args = self.validate_argument_spec(
-            argument_spec=ARGUMENT_SPEC,
-            mutually_exclusive=[("intent", "src")],
-            required_one_of=[("intent", "src")],
-        )
-        if IMPORT_ERROR is not None:
-            result.update(failed=True, passed=False,
-                          msg="%s needs the Python packages of the collection's requirements.txt "
-                          "(networkx, PyYAML) on the controller: %s" % (MODULE, IMPORT_ERROR))
-            return result
+    def run_action(self, args, task_vars, result):
         if args["plan"] is not None:
-            result.update(failed=True, passed=False, msg="plan is set by the action plugin; "
-                          "give intent or src")
-            return result
+            return self.failed(result, "plan is set by the action plugin; give intent or src")
         try:
             intent = args["intent"] if args["src"] is None else self._load(args["src"])
             if not isinstance(intent, dict) or not isinstance(intent.get("switches"), dict):
@@ -83,8 +72,7 @@ class ActionModule(ActionBase):
                 tcp_bytes=args["tcp_bytes"], burst_frames=args["burst_frames"],
                 storm_window_s=args["storm_window"])
         except (EtherclusterError, AnsibleError) as exc:
-            result.update(failed=True, passed=False, summary="not run: %s" % exc, msg=str(exc))
-            return result
+            return self.failed(result, str(exc), summary="not run: %s" % exc)
         module_args = {key: args[key] for key in PASSED_ON}
         module_args.update(lab=str(lab), plan=plan)
         result.update(self._execute_module(module_name=MODULE, module_args=module_args,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 
 from ansible.errors import AnsibleError
-from ansible.plugins.action import ActionBase
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base import CollectionAction
 
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import (
     controller_path,
@@ -58,63 +58,49 @@ ARGUMENT_SPEC = {
 }
 
 
-class ActionModule(ActionBase):
+class ActionModule(CollectionAction):
     """Render, read, compare and write one OVS switch."""
 
-    TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(ARGUMENT_SPEC)
-    _requires_connection = False  # it opens its own SSH session
-    _supports_check_mode = True
-    _supports_async = False
+    MODULE = MODULE
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+    ARGUMENT_RULES = {"mutually_exclusive": [("intent", "src", "config")]}
+    IMPORT_ERROR = IMPORT_ERROR
+    REQUIREMENTS = "PyYAML, paramiko"
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        result["changed"] = False
-        task_vars = task_vars or {}
-        _validation, args = self.validate_argument_spec(
-            argument_spec=ARGUMENT_SPEC,
-            mutually_exclusive=[("intent", "src", "config")],
-        )
-        if IMPORT_ERROR is not None:
-            result.update(failed=True, msg="%s needs PyYAML and paramiko on the controller: %s"
-                          % (MODULE, IMPORT_ERROR))
-            return result
+    def run_action(self, args, task_vars, result):
         switch = args["switch"] or task_vars.get("inventory_hostname")
         result["switch"] = switch
         bridge = args["bridge"] or task_var(self, task_vars, "ovs_bridge") or ovs.DEFAULT_BRIDGE
-        try:
-            if args["state"] == "parsed":
-                if args["running_config"] is None:
-                    raise AnsibleError("state=parsed needs running_config (the output of "
-                                       "ovs-ofctl dump-flows, or of the module's read script)")
-                result["parsed"] = self._parse_text(args["running_config"])
-                return result
-            if args["state"] == "gathered":
-                with self._session(args, task_vars, switch) as session:
-                    current = ovs.parse_state(session.run(ovs.read_script(bridge), "read"))
-                result["gathered"] = ovs.state_to_data(current)
-                return result
-            desired = ovs.render(self._switch_config(args, switch), switch)
-            if args["state"] == "rendered":
-                result["rendered"] = ovs.state_to_data(desired)
-                result["rendered"]["flows_text"] = ovs.flows_text(desired["flows"])
-                return result
+        if args["state"] == "parsed":
+            if args["running_config"] is None:
+                raise AnsibleError("state=parsed needs running_config (the output of "
+                                   "ovs-ofctl dump-flows, or of the module's read script)")
+            result["parsed"] = self._parse_text(args["running_config"])
+            return result
+        if args["state"] == "gathered":
             with self._session(args, task_vars, switch) as session:
                 current = ovs.parse_state(session.run(ovs.read_script(bridge), "read"))
-                changes = ovs.compare(current, desired, switch)
-                result["commands"] = ovs.change_summary(changes, current)
-                result["changed"] = changes.changed
-                if changes.changed and self._task.diff:
-                    result["diff"] = dict(
-                        ovs.diff(current, desired),
-                        before_header="%s: on the switch" % switch,
-                        after_header="%s: intent" % switch)
-                if changes.changed and not self._task.check_mode:
-                    session.run(ovs.write_script(changes, desired, current, bridge), "write",
-                                timeout=args["timeout"] + float(current.get("gap") or 0))
-            result["flows"] = len(desired["flows"])
-        except (EtherclusterError, AnsibleError) as exc:
-            result.update(failed=True, msg=str(exc))
+            result["gathered"] = ovs.state_to_data(current)
+            return result
+        desired = ovs.render(self._switch_config(args, switch), switch)
+        if args["state"] == "rendered":
+            result["rendered"] = ovs.state_to_data(desired)
+            result["rendered"]["flows_text"] = ovs.flows_text(desired["flows"])
+            return result
+        with self._session(args, task_vars, switch) as session:
+            current = ovs.parse_state(session.run(ovs.read_script(bridge), "read"))
+            changes = ovs.compare(current, desired, switch)
+            result["commands"] = ovs.change_summary(changes, current)
+            result["changed"] = changes.changed
+            if changes.changed and self._task.diff:
+                result["diff"] = dict(
+                    ovs.diff(current, desired),
+                    before_header="%s: on the switch" % switch,
+                    after_header="%s: intent" % switch)
+            if changes.changed and not self._task.check_mode:
+                session.run(ovs.write_script(changes, desired, current, bridge), "write",
+                            timeout=args["timeout"] + float(current.get("gap") or 0))
+        result["flows"] = len(desired["flows"])
         return result
 
     # ----------------------------------------------------------- helpers
