@@ -35,7 +35,7 @@ def deploy(lab, *args):
     tasks = {}
     for play in data["plays"]:
         for task in play["tasks"]:
-            tasks.setdefault(task["task"]["name"], {}).update(task["hosts"])
+            tasks.setdefault(task["task"]["name"].split(" : ", 1)[-1], {}).update(task["hosts"])  # "ROLE : task"
     return proc.returncode, data["stats"], tasks, proc.stdout + proc.stderr
 
 

@@ -50,7 +50,7 @@ def play(lab, playbook, *args, check=True):
     tasks = {}
     for entry in data["plays"]:
         for task in entry["tasks"]:
-            tasks.setdefault(task["task"]["name"], {}).update(task["hosts"])
+            tasks.setdefault(task["task"]["name"].split(" : ", 1)[-1], {}).update(task["hosts"])  # "ROLE : task"
     if check:
         assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     return proc.returncode, tasks, proc.stdout + proc.stderr
