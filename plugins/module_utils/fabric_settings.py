@@ -59,9 +59,20 @@ def _where(source, prefix, field):
     return "%s: %s" % (source, name) if source else name
 
 
+def _text_data(text):
+    """A value given as text (``-e key={"root": "sw5"}`` arrives as a
+    string): its YAML/JSON reading, else the text itself."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+
+
 def _vlan_range(value, where):
     if isinstance(value, str) and value.count("-") == 1:
         value = value.split("-")
+    elif isinstance(value, str):
+        value = _text_data(value)
     if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
         raise FabricSettingsError("%s: must be [first, last] (or \"first-last\"), got %r"
                                   % (where, value))
@@ -92,6 +103,8 @@ def _field(field, value, where):
                                       "updown, ...), got %r" % (where, value))
         return str(value).strip()
     if field == "engine_options":
+        if isinstance(value, str):
+            value = _text_data(value)
         if not isinstance(value, Mapping):
             raise FabricSettingsError("%s: must be a mapping of engine option -> value, got %r"
                                       % (where, value))

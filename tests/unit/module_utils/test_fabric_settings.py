@@ -44,6 +44,15 @@ def test_a_full_block_is_normalised():
                       "mac_learning": "static", "traffic": "bit_reversal"}
 
 
+def test_values_given_as_text_are_read():
+    """-e key=value gives strings: the mapping and the list they spell are taken."""
+    assert parse_settings({"engine_options": '{"root": "sw5"}', "vlan_range": "[100, 300]"}) == {
+        "engine_options": {"root": "sw5"}, "vlan_range": [100, 300]}
+    assert parse_settings({"engine_options": "{}"}) == {"engine_options": {}}
+    with pytest.raises(FabricSettingsError, match=r"fabric\.engine_options: must be a mapping"):
+        parse_settings({"engine_options": "root"})
+
+
 def test_null_fields_are_not_set():
     assert parse_settings({"routing": None, "bank": "A"}) == {"bank": "A"}
     assert parse_settings(None) == {}

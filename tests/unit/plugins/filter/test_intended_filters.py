@@ -1,0 +1,140 @@
+"""The filters behind the roles (plugins/filter/intended.py): a reviewed
+intended/ directory taken as it is, or refused naming the file; the fabric
+settings read back from a deployed intent; the inventory checked against an
+intent before a push."""
+
+import json
+import os
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.ethercluster.routing.plugins.filter.intended import (
+    FilterModule,
+    deployed_settings,
+    intended_intent,
+    inventory_problems,
+)
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric_settings import DEFAULTS
+from ansible_collections.ethercluster.routing.plugins.module_utils.plan_outputs import (
+    run_plan,
+    sync_files,
+)
+
+RING = {
+    "name": "ring3",
+    "switches": {"sw0": {}, "sw1": {"platform": "dell_os6"}, "sw2": {"platform": "linux_bridge"}},
+    "links": [{"a": "sw0:2", "b": "sw1:2"}, {"a": "sw1:3", "b": "sw2:2"},
+              {"a": "sw2:3", "b": "sw0:3"}],
+    "hosts": {"h0": {"switch": "sw0", "port": "1", "mac": "02:00:00:00:00:01"},
+              "h1": {"switch": "sw1", "port": "1", "mac": "02:00:00:00:00:02"},
+              "h2": {"switch": "sw2", "port": "1", "mac": "02:00:00:00:00:03"}},
+}
+PUSH_PATHS = {"ovs": "ovs", "dell_os6": "cli", "huawei_vrp": "cli", "linux_bridge": "linux_bridge"}
+
+
+@pytest.fixture()
+def planned(tmp_path):
+    """A directory as the plan writes it: intent.json, report.md, fabric.svg, configs/."""
+    outcome = run_plan(RING, source="ring", routing="updown", assignment="fixed")
+    assert outcome.accepted
+    sync_files(str(tmp_path / "intended"), outcome.contents)
+    return tmp_path / "intended", outcome.plan.intent
+
+
+def test_the_filters_are_registered():
+    assert set(FilterModule().filters()) == {"intended_intent", "deployed_settings", "inventory_problems"}
+
+
+def test_a_reviewed_directory_gives_its_intent(planned):
+    directory, intent = planned
+    assert sorted(os.listdir(directory / "configs")) == ["sw0.flows", "sw1.cfg", "sw2.interfaces", "sw2.sh"]
+    assert intended_intent(str(directory)) == json.loads(json.dumps(intent))
+
+
+def test_a_config_edited_by_hand_is_refused_naming_it(planned):
+    directory, _intent = planned
+    config = directory / "configs" / "sw1.cfg"
+    config.write_text(config.read_text() + "vlan 999\n")
+    with pytest.raises(AnsibleFilterError, match=r"configs/sw1\.cfg: differs from what intent\.json renders to"):
+        intended_intent(str(directory))
+
+
+def test_a_config_of_no_switch_is_refused_and_stale_files_are_ignored(planned):
+    directory, _intent = planned
+    (directory / "configs" / "sw9.cfg").write_text("hostname sw9\n")
+    (directory / "configs" / "sw8.cfg.stale").write_text("old\n")
+    with pytest.raises(AnsibleFilterError, match=r"configs/sw9\.cfg: no switch of the intent has this file"):
+        intended_intent(str(directory))
+    (directory / "configs" / "sw9.cfg").unlink()
+    assert intended_intent(str(directory))["fabric"]["routing"] == "updown"
+
+
+def test_missing_stale_and_foreign_intents_are_refused(tmp_path, planned):
+    with pytest.raises(AnsibleFilterError, match=r"is not a directory"):
+        intended_intent(str(tmp_path / "nowhere"))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(AnsibleFilterError, match=r"intent\.json not found; plan first"):
+        intended_intent(str(empty))
+    (empty / "intent.json.stale").write_text("{}")
+    with pytest.raises(AnsibleFilterError, match=r"only intent\.json\.stale: the last plan of that directory was rejected"):
+        intended_intent(str(empty))
+    (empty / "intent.json").write_text('{"schema": "someone/else/v9", "switches": {}}')
+    with pytest.raises(AnsibleFilterError, match=r"is not an intent \(schema ethercluster\.routing/intent/v1 expected"):
+        intended_intent(str(empty))
+    (empty / "intent.json").write_text("{not json")
+    with pytest.raises(AnsibleFilterError, match=r"intent\.json is not valid JSON"):
+        intended_intent(str(empty))
+    (empty / "intent.json").write_text('{"schema": "ethercluster.routing/intent/v1", "switches": {}}')
+    with pytest.raises(AnsibleFilterError, match=r"has no switches"):
+        intended_intent(str(empty))
+    with pytest.raises(AnsibleFilterError, match=r"give the directory of a reviewed plan"):
+        intended_intent(None)
+
+
+def test_settings_come_back_from_the_deployed_intent(planned):
+    directory, intent = planned
+    intent["fabric"]["settings"] = dict(DEFAULTS, routing="updown", assignment="fixed",
+                                        engine_options={"root": "sw1"}, vlan_range=[200, 3000])
+    (directory / "intent.json").write_text(json.dumps(intent))
+    found = deployed_settings(str(directory), None, ["sw2", "sw0", "sw1"])
+    assert found["source"] == "intent"
+    assert found["options"] == {"routing": "updown", "assignment": "fixed", "engine_options": {"root": "sw1"},
+                                "plan_options": {"vlan_range": [200, 3000], "traffic": "uniform"}}
+    assert found["note"] == "from the deployed intent %s" % (directory / "intent.json")
+
+
+def test_without_an_intent_of_these_switches_the_topology_block_is_used(tmp_path, planned):
+    directory, _intent = planned
+    topology = tmp_path / "fabric.yml"
+    topology.write_text("name: other\nfabric:\n  routing: dor\n  assignment: fixed\nswitches: {}\n")
+    found = deployed_settings(str(directory), str(topology), ["sw0", "sw1"])
+    assert found["source"] == "topology"
+    assert found["settings"]["routing"] == "dor" and found["settings"]["assignment"] == "fixed"
+    assert "is the intent of other switches (sw0, sw1, sw2; the inventory has sw0, sw1): ignored" in found["note"]
+    found = deployed_settings(str(tmp_path / "none"), None, [])
+    assert found["source"] == "default" and found["settings"] == DEFAULTS
+    assert found["note"].startswith("no deployed intent at %s" % (tmp_path / "none" / "intent.json"))
+    topology.write_text("fabric:\n  bank: Q\n")
+    with pytest.raises(AnsibleFilterError, match=r"fabric\.yml: fabric\.bank: must be one of A, B"):
+        deployed_settings(str(tmp_path / "none"), str(topology), [])
+
+
+def test_the_inventory_must_hold_exactly_the_intents_switches(planned):
+    _directory, intent = planned
+    network_cli = {"ansible_connection": "ansible.netcommon.network_cli"}
+    assert inventory_problems(intent, ["sw0", "sw1", "sw2"], {"sw1": network_cli}, PUSH_PATHS) == ""
+    message = inventory_problems(intent, ["sw0", "sw1", "sw7"], {"sw1": {}}, PUSH_PATHS, "fabric.yml")
+    assert message == (
+        "nothing pushed: switches of the intent missing from the inventory group switches: sw2; "
+        "switches of the inventory not in the intent of fabric.yml: sw7; "
+        "CLI switches whose inventory does not set ansible_connection=ansible.netcommon.network_cli "
+        "(and ansible_network_os): sw1")
+    message = inventory_problems(intent, ["sw0", "sw1", "sw2"], {"sw1": {"ansible_connection": "ssh"}},
+                                 {"ovs": "ovs", "dell_os6": "cli"})
+    assert ("switches on a platform deploy_routing.yml has no push path for (it pushes ovs, dell_os6): "
+            "sw2 (linux_bridge); ") in message
+    assert message.endswith("(and ansible_network_os): sw1")
+    with pytest.raises(AnsibleFilterError, match="the intent has no switches mapping"):
+        inventory_problems(None, [], {}, PUSH_PATHS)
