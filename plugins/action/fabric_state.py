@@ -40,7 +40,7 @@ class ActionModule(CollectionAction):
     MODULE = "ethercluster.routing.fabric_state"
     ARGUMENT_SPEC = ARGUMENT_SPEC
     IMPORT_ERROR = IMPORT_ERROR
-    REQUIREMENTS = "paramiko, networkx, PyYAML"
+    REQUIREMENTS = "networkx, PyYAML"
 
     def run_action(self, args, task_vars, result):
         driver = None

@@ -4,10 +4,11 @@
 """Action plugin of ethercluster.routing.ovs_switch (documentation:
 plugins/modules/ovs_switch.py).
 
-Runs on the controller: renders the switch's intent, opens one SSH
-connection (paramiko) to the switch, reads what it holds in one round trip,
-and, unless in check mode or nothing differs, writes the difference in one
-round trip.
+Runs on the controller: renders the switch's intent, reads what the switch
+holds in one round trip over the task's own Ansible connection to it (or,
+when delegated or given another switch, over that switch's inventory
+connection: plugin_utils/connections.py), and, unless in check mode or
+nothing differs, writes the difference in one round trip.
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ try:
         EtherclusterError,
     )
     from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import ovs
-    from ansible_collections.ethercluster.routing.plugins.module_utils.platforms.ssh import (
-        Session,
+    from ansible_collections.ethercluster.routing.plugins.plugin_utils.connections import (
+        connection_session,
+        task_session,
     )
 except ImportError as exc:
     IMPORT_ERROR = exc
@@ -48,11 +50,6 @@ ARGUMENT_SPEC = {
     "switch": {"type": "str"},
     "running_config": {"type": "str"},
     "bridge": {"type": "str"},
-    "host": {"type": "str"},
-    "port": {"type": "int"},
-    "username": {"type": "str"},
-    "key_file": {"type": "path"},
-    "known_hosts": {"type": "path"},
     "host_key_checking": {"type": "bool", "default": True},
     "timeout": {"type": "float", "default": 30.0},
 }
@@ -65,7 +62,7 @@ class ActionModule(CollectionAction):
     ARGUMENT_SPEC = ARGUMENT_SPEC
     ARGUMENT_RULES = {"mutually_exclusive": [("intent", "src", "config")]}
     IMPORT_ERROR = IMPORT_ERROR
-    REQUIREMENTS = "PyYAML, paramiko"
+    REQUIREMENTS = "PyYAML"
 
     def run_action(self, args, task_vars, result):
         switch = args["switch"] or task_vars.get("inventory_hostname")
@@ -105,15 +102,15 @@ class ActionModule(CollectionAction):
 
     # ----------------------------------------------------------- helpers
     def _session(self, args, task_vars, switch):
-        host = args["host"] or task_var(self, task_vars, "ansible_host") or switch
-        port = args["port"] or task_var(self, task_vars, "ansible_port") or 22
-        username = args["username"] or task_var(self, task_vars, "ansible_user") or "root"
-        key_file = args["key_file"] or task_var(self, task_vars, "ansible_ssh_private_key_file") \
-            or task_var(self, task_vars, "ansible_private_key_file")
-        known_hosts = args["known_hosts"] or task_var(self, task_vars, "ethercluster_known_hosts")
-        return Session(switch, str(host), port=int(port), username=str(username),
-                       key_filename=key_file, known_hosts=known_hosts,
-                       host_key_checking=args["host_key_checking"], timeout=args["timeout"])
+        """The task's own connection when the switch is the task's host (not
+        delegated); else the switch's inventory connection."""
+        if switch == task_vars.get("inventory_hostname") and not self._task.delegate_to:
+            session = task_session(self, switch, args["timeout"], task_vars)
+            if not args["host_key_checking"] and "host_key_checking" in session.connection.get_options():
+                session.connection.set_option("host_key_checking", False)
+            return session
+        return connection_session(self, task_vars, switch, args["timeout"],
+                                  host_key_checking=None if args["host_key_checking"] else False)
 
     def _switch_config(self, args, switch):
         if args["config"] is not None:

@@ -14,7 +14,7 @@ version_added: 0.2.0
 author:
   - ethercluster.routing developers (@ethercluster)
 description:
-  - Reads every switch of the topology over SSH (paramiko, one session each, in parallel) and returns the fabric's
+  - Reads every switch of the topology over its Ansible connection (one each, in parallel) and returns the fabric's
     state as the switches hold it, compared with the topology; nothing is kept in a side file.
   - A link is down when either end is admin down; its speed is the rate of each end (C(tc tbf) on the ovs platform);
     the VLAN bank (A 100-1999, B 2100-3999) is read from the VLAN IDs of each switch's pipeline and PVIDs.
@@ -63,11 +63,12 @@ options:
     type: float
     default: 30
 requirements:
-  - paramiko, PyYAML, networkx on the controller
+  - PyYAML, networkx on the controller, and what the switches' connection plugin needs (the OpenSSH client for C(ssh))
 notes:
-  - Connection settings per switch come from its inventory variables (C(ansible_host), C(ansible_port),
-    C(ansible_user), C(ansible_ssh_private_key_file), C(ethercluster_known_hosts), C(ovs_bridge)), as for
-    M(ethercluster.routing.ovs_switch).
+  - Each switch is reached through the connection plugin its inventory variables name (C(ansible_connection),
+    default C(ssh)), set up from them as for a task on it (C(ansible_host), C(ansible_user), C(ansible_port),
+    C(ansible_ssh_private_key_file), C(ansible_ssh_common_args), become, host key checking); C(ovs_bridge) names its
+    bridge.
 seealso:
   - module: ethercluster.routing.link_transition
   - module: ethercluster.routing.ovs_switch

@@ -109,7 +109,8 @@ options:
     type: float
     default: 30
 requirements:
-  - paramiko, PyYAML, networkx, numpy, scipy on the controller
+  - PyYAML, networkx, numpy, scipy on the controller, and what the switches' connection plugin needs (the OpenSSH
+    client for C(ssh))
 notes:
   - Connection settings per switch come from its inventory variables, as for M(ethercluster.routing.fabric_state).
 seealso:

@@ -19,10 +19,13 @@ description:
     general/hybrid ports (PVID classification, ingress filtering, per-VLAN learning, static entries above learned
     ones, flooding to VLAN members with per-port tag/untag), plus port admin state (C(ovs-ofctl mod-port)) and
     speed (C(tc tbf) on the port's device, egress).
-  - Connects to the switch over SSH (paramiko) from the controller, reads what it holds in one round trip, compares,
-    and writes only when something differs, in one round trip. The pipeline is replaced atomically
-    (C(ovs-ofctl --bundle replace-flows), which also flushes learned entries); ports come up before and go down
-    after it.
+  - Reaches the switch through the task's own Ansible connection (the host's C(ansible_connection), default
+    C(ssh), with its connection variables: C(ansible_host), C(ansible_user), C(ansible_password), C(ansible_port),
+    C(ansible_ssh_private_key_file), C(ansible_ssh_common_args) for jump hosts and known hosts files, become and host
+    key checking as for any task), reads what it holds in one round trip, compares, and writes only when something
+    differs, in one round trip. Each round trip is one shell script given on the standard input of C(/bin/sh).
+    The pipeline is replaced atomically (C(ovs-ofctl --bundle replace-flows), which also flushes learned entries);
+    ports come up before and go down after it.
   - On a switch of the lab (M(ethercluster.routing.lab)) with a renegotiation gap, a speed change takes the port
     down for the gap and brings it back, and the task returns after the gap.
   - O(state=rendered) returns the flows without connecting; O(state=parsed) parses given text;
@@ -35,15 +38,21 @@ extends_documentation_fragment:
   - ethercluster.routing.controller
 attributes:
   become:
-    support: none
+    support: full
+    details: The scripts run with become when the switch's connection has it (C(ansible_become) or the task's keyword).
   check_mode:
     support: full
     details: Reads the switch and reports what would change; writes nothing.
   connection:
-    support: none
-    details: The module opens its own SSH session (paramiko) with the host's connection variables.
+    support: full
+    details:
+      - The scripts run over the task's connection plugin (C(ssh), C(paramiko_ssh), C(local)...); CLI and API
+        connections (C(network_cli), C(httpapi), C(netconf)) are refused.
   delegation:
-    support: none
+    support: partial
+    details:
+      - Delegated (for example to C(localhost)), or with O(switch) naming another inventory host, the task reaches the
+        switch over that switch's own inventory connection, not the delegated host's.
   diff_mode:
     support: full
     details: A per-switch diff of bridge settings, the intent's ports (admin, speed) and the pipeline's flows.
@@ -77,36 +86,28 @@ options:
   bridge:
     description: The OVS bridge. Default is the host variable C(ovs_bridge), else C(br0).
     type: str
-  host:
-    description: Address of the switch. Default is C(ansible_host), else the inventory hostname.
-    type: str
-  port:
-    description: SSH port. Default is C(ansible_port), else 22.
-    type: int
-  username:
-    description: SSH user. Default is C(ansible_user), else C(root).
-    type: str
-  key_file:
-    description: Private key file. Default is C(ansible_ssh_private_key_file) or C(ansible_private_key_file).
-    type: path
-  known_hosts:
-    description:
-      - known_hosts file to check the switch's host key against. Default is the host variable
-        C(ethercluster_known_hosts) (the lab inventory sets it), else the user's known_hosts files.
-    type: path
   host_key_checking:
-    description: Refuse a switch whose host key is unknown or different. V(false) accepts any key.
+    description:
+      - V(false) turns host key checking off for this task's connection. V(true) leaves it to Ansible's setting
+        (C(ansible_host_key_checking), C(ANSIBLE_HOST_KEY_CHECKING), on by default). Known hosts files and other
+        SSH settings come from the inventory (C(ansible_ssh_common_args)).
     type: bool
     default: true
   timeout:
-    description: Seconds allowed for connecting and for each of the read and the write.
+    description:
+      - Seconds allowed for each of the read and the write on the switch (the script is stopped with C(timeout)
+        when the switch has it). The time allowed for connecting is Ansible's connection timeout
+        (C(ansible_timeout), C(-T), C(ANSIBLE_TIMEOUT)).
     type: float
     default: 30
 requirements:
-  - paramiko and PyYAML on the controller
-  - on the switch, C(ovs-ofctl), C(ovs-vsctl), C(tc) and C(ip) in the login shell's PATH, and C(OVS_RUNDIR) pointing at
+  - PyYAML on the controller, and what the connection plugin needs (the OpenSSH client for C(ssh))
+  - on the switch, C(/bin/sh), C(ovs-ofctl), C(ovs-vsctl), C(tc) and C(ip) in the login shell's PATH, and C(OVS_RUNDIR) pointing at
     its OVS run directory when not the default (the lab's switches set it)
 notes:
+  - The options C(host), C(port), C(username), C(key_file) and C(known_hosts) of earlier development versions were
+    removed; set the inventory's connection variables instead (C(ansible_host), C(ansible_port), C(ansible_user),
+    C(ansible_ssh_private_key_file), C(ansible_ssh_common_args) with C(-o UserKnownHostsFile=FILE)).
   - Ports of the switch that the intent does not name are left as they are (no flows send frames to them).
   - Flows with the pipeline's cookie are managed; learned entries (their own cookie) are ignored when comparing;
     any other flow is removed.
@@ -180,11 +181,6 @@ def main():
             switch=dict(type="str"),
             running_config=dict(type="str"),
             bridge=dict(type="str"),
-            host=dict(type="str"),
-            port=dict(type="int"),
-            username=dict(type="str"),
-            key_file=dict(type="path"),
-            known_hosts=dict(type="path"),
             host_key_checking=dict(type="bool", default=True),
             timeout=dict(type="float", default=30.0),
         ),

@@ -100,7 +100,8 @@ options:
     type: float
     default: 30
 requirements:
-  - paramiko, PyYAML, networkx, numpy on the controller; pysnmp for O(counters_source=snmp)
+  - PyYAML, networkx, numpy on the controller; pysnmp for O(counters_source=snmp); what the switches' connection
+    plugin needs (the OpenSSH client for C(ssh))
 notes:
   - The link states are read from ovs switches only so far (the CLI platforms come later).
 seealso:

@@ -3,15 +3,17 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Controller-side access to every switch of the fabric at once, for the
 action plugins that read or change several switches in one task
-(fabric_state, link_transition, power counters): the SSH settings of each
-switch come from its inventory variables, exactly as ovs_switch reads them
-for its own host."""
+(fabric_state, link_transition, power counters): each switch is reached
+through the Ansible connection plugin its inventory variables name, set up
+as for a task on it (plugin_utils/connections.py)."""
 
 from __future__ import annotations
 
 from ansible.errors import AnsibleError
 
-from ansible_collections.ethercluster.routing.plugins.module_utils.platforms.ssh import Session
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.connections import (
+    connection_session,
+)
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import (
     controller_path,
     task_var,
@@ -29,38 +31,46 @@ def load_fabric_topology(action, path):
     return load_topology(found)
 
 
+class SwitchSettings(dict):
+    """``{switch: {"host": address, "bridge": ovs_bridge}}``, remembering the
+    action and task variables the switches' connections are set up from."""
+
+    def __init__(self, action, task_vars, entries):
+        super().__init__(entries)
+        self.action = action
+        self.task_vars = task_vars
+
+
 def switch_settings(action, task_vars, switches):
-    """``{switch: {host, port, username, key_filename, known_hosts, bridge}}``
-    from each switch's inventory variables (``ansible_host``,
-    ``ansible_port``, ``ansible_user``, ``ansible_ssh_private_key_file``,
-    ``ethercluster_known_hosts``, ``ovs_bridge``). Raises AnsibleError
-    naming the switches the inventory does not have."""
+    """:class:`SwitchSettings` of ``switches`` from their inventory
+    variables: ``host`` (``ansible_host``, else the name: for SNMP) and
+    ``bridge`` (``ovs_bridge``). Raises AnsibleError naming the switches
+    the inventory does not have."""
     hostvars = task_vars.get("hostvars") or {}
     missing = [name for name in switches if name not in hostvars]
     if missing:
         raise AnsibleError("the inventory has no host(s) %s; give the lab's or the fabric's "
                            "inventory (-i) with every switch of the topology"
                            % ", ".join(missing))
-    settings = {}
+    entries = {}
     for name in switches:
         values = hostvars[name]
-        settings[name] = {
+        entries[name] = {
             "host": str(task_var(action, values, "ansible_host") or name),
-            "port": int(task_var(action, values, "ansible_port") or 22),
-            "username": str(task_var(action, values, "ansible_user") or "root"),
-            "key_filename": task_var(action, values, "ansible_ssh_private_key_file")
-            or task_var(action, values, "ansible_private_key_file"),
-            "known_hosts": task_var(action, values, "ethercluster_known_hosts"),
             "bridge": task_var(action, values, "ovs_bridge"),
         }
-    return settings
+    return SwitchSettings(action, task_vars, entries)
 
 
 def session_opener(settings, timeout=30.0, host_key_checking=True):
-    """A function ``switch -> Session`` over ``settings`` (:func:`switch_settings`)."""
+    """A function ``switch -> ScriptSession`` over ``settings``
+    (:func:`switch_settings`): the switch's own Ansible connection
+    (``ansible_connection``, default ssh) with its inventory variables.
+    ``timeout`` bounds each script; ``host_key_checking=False`` turns host
+    key checking off, True leaves it to Ansible's setting
+    (``ansible_host_key_checking``, ``ANSIBLE_HOST_KEY_CHECKING``, on by
+    default)."""
     def open_session(switch):
-        entry = settings[switch]
-        return Session(switch, entry["host"], port=entry["port"], username=entry["username"],
-                       key_filename=entry["key_filename"], known_hosts=entry["known_hosts"],
-                       host_key_checking=host_key_checking, timeout=timeout)
+        return connection_session(settings.action, settings.task_vars, switch, timeout,
+                                  host_key_checking=None if host_key_checking else False)
     return open_session

@@ -383,8 +383,9 @@ def down_phases(layout):
 # ------------------------------------------------------------- inventory
 def inventory_data(layout):
     """The lab's Ansible inventory as data: groups ``switches`` and ``nodes``
-    (the names the topology inventory plugin uses), switches reached over SSH
-    at their management address as root with the lab's key."""
+    (the names the topology inventory plugin uses), switches reached over
+    Ansible's ``ssh`` connection at their management address as root with
+    the lab's key, their host key checked against the lab's known_hosts."""
     paths = lab_paths(layout)
     switches = {}
     for name, sw in layout["switches"].items():
@@ -406,18 +407,21 @@ def inventory_data(layout):
             "ethercluster_lab_netns": host["netns"],
             "ethercluster_lab_dev": host["dev"],
         }
+    # what Ansible's ssh connection needs: the lab's own known_hosts (strict: a
+    # rebuilt lab's key is written there) and only the lab's key
     common = "-o UserKnownHostsFile=%s -o StrictHostKeyChecking=yes -o IdentitiesOnly=yes" \
         % paths["known_hosts"]
     return {"all": {
         "vars": {"ethercluster_lab": layout["lab"], "ethercluster_lab_dir": layout["dir"]},
         "children": {
             "switches": {"hosts": switches, "vars": {
+                # named, so a transport set in ansible.cfg does not drop the ssh arguments
+                "ansible_connection": "ssh",
                 "ansible_user": "root",
                 "ansible_ssh_private_key_file": paths["client_key"],
                 "ansible_ssh_common_args": common,
                 # the switches run this machine's system Python (OVS depends on it)
                 "ansible_python_interpreter": "/usr/bin/python3",
-                "ethercluster_known_hosts": paths["known_hosts"],
                 "ovs_bridge": layout["bridge"]}},
             "nodes": {"hosts": nodes},
         }}}

@@ -17,7 +17,7 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.lab.expect im
 )
 from ansible_collections.ethercluster.routing.plugins.module_utils.lab.layout import lab_layout
 from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import ovs
-from ansible_collections.ethercluster.routing.plugins.module_utils.platforms.ssh import Session
+from lab_ssh import Session  # the OpenSSH client, for tests without a playbook
 from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
     load_topology,
     topology_from_data,

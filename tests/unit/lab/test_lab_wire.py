@@ -28,7 +28,7 @@ from lab_helpers import (
 from ansible_collections.ethercluster.routing.plugins.module_utils.lab import plan, runner
 from ansible_collections.ethercluster.routing.plugins.module_utils.lab.layout import lab_layout
 from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import ovs
-from ansible_collections.ethercluster.routing.plugins.module_utils.platforms.ssh import Session
+from lab_ssh import Session  # the OpenSSH client, for tests without a playbook
 from ansible_collections.ethercluster.routing.plugins.module_utils.topology import load_topology
 
 pytestmark = pytest.mark.lab

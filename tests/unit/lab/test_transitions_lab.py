@@ -25,7 +25,7 @@ from ansible_collections.ethercluster.routing.plugins.module_utils import transi
 from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
 from ansible_collections.ethercluster.routing.plugins.module_utils.intent import plan
 from ansible_collections.ethercluster.routing.plugins.module_utils.lab import probes, runner
-from ansible_collections.ethercluster.routing.plugins.module_utils.platforms.ssh import Session
+from lab_ssh import Session  # the OpenSSH client, for tests without a playbook
 from ansible_collections.ethercluster.routing.plugins.module_utils.topology import load_topology
 from ansible_collections.ethercluster.routing.plugins.module_utils.transition import (
     plan_transition,

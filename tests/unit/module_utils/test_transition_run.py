@@ -21,7 +21,7 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.errors import
 from ansible_collections.ethercluster.routing.plugins.module_utils.fabric_state import fabric_state
 from ansible_collections.ethercluster.routing.plugins.module_utils.intent import plan
 from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import ovs
-from ansible_collections.ethercluster.routing.plugins.module_utils.platforms.ssh import (
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.connections import (
     SwitchConnectionError,
 )
 from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (

@@ -1,0 +1,422 @@
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Shell scripts on a switch through Ansible's own connection plugins.
+
+The OVS and Linux platforms are driven by shell scripts (one read, one
+write). An action plugin reaches a switch the way Ansible reaches any host:
+the connection plugin the inventory names (``ansible_connection``, default
+``ssh``), set up from that host's variables as ``TaskExecutor`` sets up the
+connection of a task on it, so ``ansible_user``, ``ansible_password``,
+``ansible_port``, ``ansible_ssh_private_key_file``, ``ansible_ssh_common_args``
+(ProxyJump, known hosts files), ``ansible_become*`` and host key checking
+mean what they mean for any task.
+
+:func:`connection_session` opens a session to any inventory host (the
+fabric-wide actions: one per switch, used from worker threads);
+:func:`task_session` wraps the connection Ansible already opened for the
+task's own host (``ovs_switch``). Both return a :class:`ScriptSession`:
+``run(script, what, timeout=None) -> stdout`` and ``close()``.
+
+A script goes in on the standard input of ``/bin/sh -s``, not on the
+command line, so its size is not bound by the 128 KiB limit of one
+argument (a switch's flow table can be larger). When a become method
+cannot take standard input (``su``, or any become without pipelining, as
+for Ansible's own modules) the script is copied to a private temporary
+directory with the connection's ``put_file`` and run from there.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import tempfile
+import threading
+import uuid
+from typing import Any
+
+from ansible import constants as C
+from ansible.errors import AnsibleError, AnsibleValueOmittedError
+from ansible.module_utils.common.text.converters import to_bytes, to_text
+from ansible.module_utils.parsing.convert_bool import boolean
+from ansible.playbook.play_context import PlayContext
+from ansible.plugins.loader import become_loader, connection_loader
+
+from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
+
+# connection plugins that talk to a device's CLI or API, not to a shell
+NOT_A_SHELL = ("network_cli", "httpapi", "netconf", "libssh")
+# exit status of coreutils/busybox timeout when the time limit ran out
+TIMED_OUT = 124
+# stderr kept in an error message
+STDERR_CHARS = 800
+MASK = "********"
+
+# Plugin loading and option resolution go through process-wide caches of
+# Ansible's loader and config manager: set up one connection at a time.
+# Running scripts needs no lock (one connection object per switch).
+_SETUP_LOCK = threading.Lock()
+
+
+class SwitchConnectionError(EtherclusterError):
+    """A switch cannot be reached, refuses the login or become, or a script
+    fails on it (the message names the switch and the step; no secrets)."""
+
+
+class _TaskKeywords:
+    """The action's task as TaskExecutor reads it to set up a connection,
+    without its delegation: the switch is the target, not the host the task
+    is delegated to (``delegate_to`` would make the play context read that
+    host's variables)."""
+
+    delegate_to = None
+
+    def __init__(self, task: Any) -> None:
+        self._task = task
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._task, name)
+
+    def dump_attrs(self) -> dict:
+        attrs = self._task.dump_attrs()
+        attrs["delegate_to"] = None
+        return attrs
+
+
+class ScriptSession:
+    """Shell scripts on one host over an Ansible connection plugin.
+
+    ``connection`` is a set-up connection plugin (options, shell and become
+    plugins set); ``host`` names the switch in messages; ``timeout`` is the
+    default time limit of one script in seconds; ``secrets`` are masked in
+    every message; ``owned=False`` leaves closing the connection to Ansible
+    (the task's own). One session is used by one thread at a time."""
+
+    def __init__(self, connection: Any, host: str, timeout: float = 30.0,
+                 secrets: tuple = (), owned: bool = True) -> None:
+        self.connection = connection
+        self.host = host
+        self.timeout = float(timeout)
+        self.owned = owned
+        self._secrets = sorted({to_text(value) for value in secrets if value}, key=len, reverse=True)
+
+    def __enter__(self) -> ScriptSession:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ public
+    def run(self, script: str, what: str = "script", timeout: float | None = None) -> str:
+        """Run ``script`` with ``/bin/sh`` on the host; return its standard
+        output. Raise SwitchConnectionError naming the host and ``what``
+        when the host cannot be reached, become fails, the script exits
+        non-zero or runs longer than ``timeout`` seconds (default: the
+        session's)."""
+        limit = float(timeout or self.timeout)
+        try:
+            if self._use_stdin():
+                rc, out, err = self._execute(self._time_limited("/bin/sh -s", limit),
+                                             to_bytes(script))
+            else:
+                rc, out, err = self._run_copied(script, limit)
+        except AnsibleError as exc:
+            raise SwitchConnectionError(self._masked("%s: %s failed: %s" % (self.host, what, exc)))
+        if rc == TIMED_OUT:
+            raise SwitchConnectionError(self._masked(
+                "%s: %s failed: no answer within %g s (exit code %d): %s"
+                % (self.host, what, limit, rc, self._condensed(err))))
+        if rc != 0:
+            raise SwitchConnectionError(self._masked("%s: %s failed with exit code %d: %s"
+                                                     % (self.host, what, rc, self._condensed(err))))
+        return out
+
+    def close(self) -> None:
+        """Close the connection when the session opened it (an ssh
+        ControlPersist master stays, as after any task)."""
+        if self.owned:
+            self.connection.close()
+
+    # ----------------------------------------------------------- helpers
+    def _become_active(self) -> bool:
+        # the rule of ActionBase._low_level_execute_command: become applies when
+        # the users differ (or become_allow_same_user) and the transport is a shell
+        become = self.connection.become
+        if not become:
+            return False
+        remote_user = self._remote_user()
+        become_user = become.get_option("become_user")
+        return bool(C.BECOME_ALLOW_SAME_USER or become_user != remote_user
+                    or not any((remote_user, become_user)))
+
+    def _remote_user(self) -> str | None:
+        try:
+            return self.connection.get_option("remote_user")
+        except KeyError:
+            return getattr(self.connection, "default_user", None) \
+                or self.connection._play_context.remote_user  # pylint: disable=protected-access
+
+    def _use_stdin(self) -> bool:
+        # as for Ansible's modules: standard input under become only with pipelining
+        # (a become password prompt or su's terminal would take the script's bytes)
+        return not self._become_active() or self.connection.is_pipelining_enabled()
+
+    @staticmethod
+    def _time_limited(command: str, limit: float) -> str:
+        # the remote end stops the script; the connection plugins have no
+        # command time limit of their own (only one for connecting)
+        return ("if command -v timeout >/dev/null 2>&1; then exec timeout %s %s; else exec %s; fi"
+                % (_seconds(limit), command, command))
+
+    def _execute(self, command: str, in_data: bytes | None = None, sudoable: bool = True) -> tuple:
+        """``exec_command`` wrapped as ``ActionBase._low_level_execute_command``
+        wraps it: become, then the shell executable; BECOME-SUCCESS stripped."""
+        connection = self.connection
+        shell = connection._shell  # pylint: disable=protected-access
+        if sudoable and self._become_active():
+            command = connection.become.build_become_command(command, shell)
+        if connection.allow_executable:
+            executable = connection._play_context.executable  # pylint: disable=protected-access
+            # ActionBase's mitigation of the ssh race that can drop stdout (ansible#13876)
+            command = shell.append_command(command, "sleep 0")
+            if executable:
+                command = "%s -c %s" % (executable, shlex.quote(command))
+        rc, out, err = connection.exec_command(command, in_data=in_data, sudoable=sudoable)
+        out = _text(out)
+        if out.strip().startswith("BECOME-SUCCESS-"):
+            out = re.sub(r"^((\r)?\n)?BECOME-SUCCESS.*(\r)?\n", "", out)
+        return (0 if rc is None else rc), out, _text(err)
+
+    def _run_copied(self, script: str, limit: float) -> tuple:
+        """Copy the script into a private temporary directory (as the login
+        user), run it with become, remove the directory."""
+        become = self.connection.become
+        shell = self.connection._shell  # pylint: disable=protected-access
+        become_user = become.get_option("become_user")
+        admins = shell.get_option("admin_users") if "admin_users" in shell.get_options() else ["root"]
+        if become_user not in admins:
+            # the private directory is not readable by another unprivileged user
+            raise SwitchConnectionError(
+                "%s: become_method %s cannot take the script on its standard input and "
+                "become_user %s cannot read the login user's private temporary files: enable "
+                "pipelining for this host (ansible_pipelining: true) with a become method that "
+                "supports it (sudo), or become root" % (self.host, become.name, become_user))
+        base = "ethercluster-%s" % uuid.uuid4().hex
+        rc, out, err = self._execute(shell.mkdtemp(basefile=base, system=False), sudoable=False)
+        found = re.search(r"^%s=(.+)$" % re.escape(base), out, re.MULTILINE)
+        if rc != 0 or not found:
+            raise AnsibleError("cannot create a temporary directory: %s" % self._condensed(err or out))
+        directory = found.group(1).strip()
+        try:
+            remote = shell.join_path(directory, "script.sh")
+            handle, local = tempfile.mkstemp(prefix="ethercluster-script-")
+            try:
+                with os.fdopen(handle, "wb") as stream:
+                    stream.write(to_bytes(script))
+                self.connection.put_file(local, remote)
+            finally:
+                os.unlink(local)
+            return self._execute(self._time_limited("/bin/sh %s" % shlex.quote(remote), limit))
+        finally:
+            self._execute(shell.remove(directory, recurse=True), sudoable=False)
+
+    def _masked(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, MASK)
+        return text
+
+    @staticmethod
+    def _condensed(text: str) -> str:
+        return " ".join(text.split())[:STDERR_CHARS] or "no output"
+
+
+def _seconds(value: float) -> str:
+    return ("%.3f" % value).rstrip("0").rstrip(".")
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, (bytes, bytearray)):
+        return to_text(value, errors="surrogate_then_replace")
+    if isinstance(value, str):
+        return value
+    return to_text(b"".join(value.readlines()), errors="surrogate_then_replace")
+
+
+# ----------------------------------------------------------------- opening
+def host_variables(task_vars: dict, host: str) -> dict:
+    """The variables Ansible would give a task on inventory host ``host``:
+    the current host's task variables when it is the task's host, else its
+    ``hostvars`` entry untemplated (inventory, group_vars/host_vars, facts,
+    extra vars). Raises SwitchConnectionError when the inventory lacks it."""
+    if host == task_vars.get("inventory_hostname"):
+        return dict(task_vars)
+    hostvars = task_vars.get("hostvars") or {}
+    if host not in hostvars:
+        raise SwitchConnectionError("%s: not a host of the inventory; give the inventory (-i) that "
+                                    "holds the switch and its connection variables" % host)
+    raw_get = getattr(hostvars, "raw_get", None)
+    return dict(raw_get(host) if raw_get is not None else hostvars[host])
+
+
+def connection_session(action: Any, task_vars: dict, host: str, timeout: float = 30.0,
+                       host_key_checking: bool | None = None) -> ScriptSession:
+    """A :class:`ScriptSession` to inventory host ``host`` over the
+    connection plugin its variables name (``ansible_connection``, default
+    Ansible's default transport, ``ssh``), set up from its variables and
+    the task's keywords (``remote_user``, ``become``...) the way
+    ``TaskExecutor`` sets up a task's connection. ``action`` is the calling
+    action plugin; ``timeout`` the time limit of one script;
+    ``host_key_checking=False`` turns host key checking off (None keeps
+    Ansible's setting). Nothing is connected until the first script."""
+    variables = host_variables(task_vars, host)
+    templar = action._templar.copy_with_new_env(available_variables=variables)  # pylint: disable=protected-access
+    task = _TaskKeywords(action._task)  # pylint: disable=protected-access
+    with _SETUP_LOCK:
+        try:
+            connection, play_context = _set_up(action, task, templar, variables, host, task_vars)
+        except SwitchConnectionError:
+            raise
+        except AnsibleError as exc:
+            raise SwitchConnectionError("%s: cannot set up its connection: %s" % (host, exc))
+        if host_key_checking is not None and "host_key_checking" in connection.get_options():
+            connection.set_option("host_key_checking", host_key_checking)
+    return ScriptSession(connection, host, timeout, secrets=_secrets(connection, play_context))
+
+
+def task_session(action: Any, host: str, timeout: float = 30.0,
+                 task_vars: dict | None = None) -> ScriptSession:
+    """A :class:`ScriptSession` over the connection Ansible opened for the
+    task's own host (``action._connection``, already set up from the
+    host's variables); closing it is left to Ansible. With ``task_vars``, a
+    host whose ``ansible_connection`` is a CLI/API plugin (for which
+    Ansible hands a controller-side action a ``local`` stand-in) is
+    refused."""
+    connection = action._connection  # pylint: disable=protected-access
+    _refuse_non_shell(connection, host)
+    wanted = (task_vars or {}).get("ansible_connection")
+    if wanted is not None:
+        _refuse_non_shell_name(str(action._templar.template(wanted)), host)  # pylint: disable=protected-access
+    return ScriptSession(connection, host, timeout, owned=False,
+                         secrets=_secrets(connection, action._play_context))  # pylint: disable=protected-access
+
+
+def _set_up(action: Any, task: Any, templar: Any, variables: dict, host: str, task_vars: dict) -> tuple:
+    """TaskExecutor._execute_internal / _get_connection /
+    _set_connection_options for one host, as if the task ran on it."""
+    current = action._play_context  # pylint: disable=protected-access
+    # a fresh play context holds what the command line gave (-u, -T, --private-key...);
+    # passwords from -k/-K are carried over, the task's own host's are not
+    play_context = PlayContext()
+    if not _has_any(task_vars, "password"):
+        play_context.password = current.password
+    if not _has_any(task_vars, "become_pass"):
+        play_context.become_pass = current.become_pass
+    play_context = play_context.set_task_and_variable_override(task=task, variables=variables,
+                                                               templar=templar)
+    play_context.post_validate(templar=templar)
+    if not play_context.remote_addr:
+        play_context.remote_addr = variables.get("ansible_host") or host
+
+    name = variables.get("ansible_connection")
+    name = templar.template(name) if name is not None else C.DEFAULT_TRANSPORT
+    play_context.connection = name
+    connection = connection_loader.get_with_context(
+        name, play_context, new_stdin=None, task_uuid=task._uuid,  # pylint: disable=protected-access
+        ansible_playbook_pid=to_text(os.getppid())).object
+    if not connection:
+        raise SwitchConnectionError("%s: the connection plugin %r (ansible_connection) was not found"
+                                    % (host, name))
+    _refuse_non_shell(connection, host)
+    _set_become(connection, task, templar, variables, play_context, host)
+    play_context.set_attributes_from_plugin(connection)
+
+    task_keys = task.dump_attrs()
+    task_keys["timeout"] = play_context.timeout  # the connect timeout, not the task's
+    if play_context.password:
+        task_keys["password"] = play_context.password
+    task_keys.pop("retries", None)
+    connection.set_options(task_keys=task_keys,
+                           var_options=connection._resolve_option_variables(variables, templar))  # pylint: disable=protected-access
+    _set_plugin_options(connection._shell, "shell", variables, templar, task_keys)  # pylint: disable=protected-access
+    if connection.become is not None:
+        if play_context.become_pass:
+            task_keys["become_pass"] = play_context.become_pass
+        _set_plugin_options(connection.become, "become", variables, templar, task_keys)
+        for option in ("become_user", "become_flags", "become_exe", "become_pass"):
+            try:
+                setattr(play_context, option, connection.become.get_option(option))
+            except KeyError:
+                pass
+        play_context.prompt = connection.become.prompt
+    # plugins that still read the play context see the final values
+    final = dict(variables)
+    connection.update_vars(final)
+    connection._play_context = play_context.set_task_and_variable_override(  # pylint: disable=protected-access
+        task=task, variables=final, templar=templar)
+    return connection, play_context
+
+
+def _set_become(connection, task, templar, variables, play_context, host):
+    """TaskExecutor._set_become_plugin: ``ansible_become*`` over the task's keywords."""
+    if variables.get("ansible_become") is not None:
+        become = boolean(templar.template(variables["ansible_become"]))
+    else:
+        become = task.become
+    plugin = None
+    if become:
+        method = variables.get("ansible_become_method")
+        method = templar.template(method) if method else task.become_method
+        plugin = become_loader.get(method)
+        if not plugin:
+            raise SwitchConnectionError("%s: the become plugin %r (ansible_become_method) was not found"
+                                        % (host, method))
+    connection.set_become_plugin(plugin)
+    if plugin is not None:
+        if getattr(plugin, "require_tty", False) and not getattr(connection, "has_tty", False):
+            raise SwitchConnectionError("%s: the %s connection gives no terminal, which become method "
+                                        "%s needs" % (host, connection._load_name, plugin.name))  # pylint: disable=protected-access
+        play_context.set_become_plugin(plugin.name)
+
+
+def _set_plugin_options(plugin, plugin_type, variables, templar, task_keys):
+    """TaskExecutor._set_plugin_options for the shell or become plugin."""
+    options = {}
+    for name in C.config.get_plugin_vars(plugin_type, plugin._load_name):  # pylint: disable=protected-access
+        if name in variables:
+            try:
+                options[name] = templar.template(variables[name])
+            except AnsibleValueOmittedError:
+                pass
+    plugin.set_options(task_keys=task_keys, var_options=options)
+
+
+def _refuse_non_shell(connection, host):
+    if getattr(connection, "force_persistence", False):
+        _refuse_non_shell_name(connection._load_name, host, always=True)  # pylint: disable=protected-access
+    _refuse_non_shell_name(getattr(connection, "_load_name", "") or "", host)
+
+
+def _refuse_non_shell_name(name, host, always=False):
+    if always or name.rpartition(".")[2] in NOT_A_SHELL:
+        raise SwitchConnectionError(
+            "%s: its connection %s talks to a device CLI or API, not a shell; the switch's platform "
+            "needs a shell connection (ssh, paramiko_ssh, local...): set ansible_connection "
+            "accordingly" % (host, name))
+
+
+def _has_any(variables, attribute):
+    return any(name in variables for name in C.MAGIC_VARIABLE_MAPPING.get(attribute, ()))
+
+
+def _secrets(connection, play_context):
+    """Passwords this connection may use, to mask in messages."""
+    found = [getattr(play_context, "password", None), getattr(play_context, "become_pass", None)]
+    for plugin, option in ((connection, "password"), (connection.become, "become_pass")):
+        if plugin is None:
+            continue
+        try:
+            found.append(plugin.get_option(option))
+        except KeyError:
+            pass
+    return tuple(value for value in found if value)
