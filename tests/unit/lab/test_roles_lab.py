@@ -1,0 +1,147 @@
+"""The roles' workflow on a real lab (the ring of fixtures/lab/), every
+playbook run from a fresh working directory as an operator would: plan.yml
+writes intended/, deploy_routing.yml -e intent=intended pushes that
+reviewed intent without planning again (and refuses a directory whose
+configs/ was edited), validate.yml reads every switch back and names the one
+changed by hand, and link_off.yml / link_on.yml need only -e link=: the
+fabric settings come back from the deployed intent.
+"""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from lab_helpers import FIXTURES, ROOT, ansible_env, ansible_playbook, netns_exec
+
+from ansible_collections.ethercluster.routing.plugins.module_utils.lab import runner
+
+pytestmark = pytest.mark.lab
+
+LAB = "pytest-roles"
+STATE_ROOT = "/run/ethercluster-lab"
+TOPOLOGY = FIXTURES / "ring3_topology.yml"
+SWITCHES = {"sw0", "sw1", "sw2"}
+PLAN_TASK = "Plan routing, VLANs and static MACs; check everything; write the intent"
+TAKE_TASK = "Take the intent of the reviewed plan in intended (no planning)"
+PUSH_TASK = "Push the intent (read what the switch holds, compare, write the difference)"
+SUMMARY_TASK = "Print the summary"
+FAST = ["-e", "renegotiation_s=0.5", "-e", "transition_wait_s=0.5"]
+
+
+def run(lab, playbook, *args):
+    """ansible-playbook PLAYBOOK from the lab's working directory, with the
+    topology and the lab's inventory; (rc, {task: {host: result}}, output)."""
+    tool = Path(sys.executable).parent / "ansible-playbook"
+    proc = subprocess.run([str(tool), "-i", str(TOPOLOGY), "-i", lab["inventory"], "-f", "8",
+                           str(ROOT / "playbooks" / playbook), *args], cwd=str(lab["cwd"]),
+                          env=ansible_env(), capture_output=True, text=True, timeout=600, check=False)
+    start = proc.stdout.find("{")
+    assert start >= 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    data = json.loads(proc.stdout[start:])
+    tasks = {}
+    for play in data["plays"]:
+        for task in play["tasks"]:
+            tasks.setdefault(task["task"]["name"].split(" : ", 1)[-1], {}).update(task["hosts"])
+    return proc.returncode, tasks, proc.stdout + proc.stderr
+
+
+def flows(lab):
+    held = {}
+    for name, sw in lab["layout"]["switches"].items():
+        text = netns_exec(sw["netns"], "ovs-ofctl", "-O", "OpenFlow13", "dump-flows",
+                          "unix:%s/br0.mgmt" % sw["dir"], "--no-stats").stdout
+        held[name] = sorted(line.strip() for line in text.splitlines() if "cookie=0xec00" in line)
+    return held
+
+
+def files(directory):
+    return {str(path.relative_to(directory)): path.read_text() for path in sorted(directory.rglob("*"))
+            if path.is_file()}
+
+
+@pytest.fixture(scope="module")
+def lab(lab_machine, tmp_path_factory):
+    runner.lab_down(STATE_ROOT, LAB)
+    proc = ansible_playbook("playbooks/lab_up.yml", "-e", "topology=%s" % TOPOLOGY,
+                            "-e", "lab_name=%s" % LAB, "-e", "lab_mgmt_network=198.18.24.0/28",
+                            "-e", "lab_host_network=10.66.0.0/16")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    yield {"inventory": "%s/%s/inventory.yml" % (STATE_ROOT, LAB),
+           "layout": runner.read_record(STATE_ROOT, LAB)["layout"],
+           "cwd": tmp_path_factory.mktemp("operator")}
+    runner.lab_down(STATE_ROOT, LAB)
+
+
+def test_1_plan_writes_the_reviewable_directory_and_touches_no_switch(lab):
+    rc, tasks, output = run(lab, "plan.yml", "-e", "assignment=fixed")
+    assert rc == 0, output[-3000:]
+    intended = lab["cwd"] / "intended"
+    assert sorted(files(intended)) == ["configs/sw0.flows", "configs/sw1.flows", "configs/sw2.flows",
+                                       "fabric.svg", "intent.json", "report.md"]
+    settings = json.loads((intended / "intent.json").read_text())["fabric"]["settings"]
+    assert settings["assignment"] == "fixed" and settings["routing"] == "segment"
+    assert flows(lab) == {switch: [] for switch in SWITCHES}
+
+
+def test_2_deploy_pushes_the_reviewed_intent_without_planning(lab):
+    intended = lab["cwd"] / "intended"
+    before = files(intended)
+    rc, tasks, output = run(lab, "deploy_routing.yml", "-e", "intent=intended")
+    assert rc == 0, output[-3000:]
+    assert PLAN_TASK not in tasks and TAKE_TASK in tasks
+    assert {switch for switch, result in tasks[PUSH_TASK].items() if result["changed"]} == SWITCHES
+    summary = tasks[SUMMARY_TASK]["localhost"]["msg"]
+    assert summary[0].startswith("ring3: segment routing, fixed VLAN assignment")
+    assert summary[0].endswith("the reviewed intent of %s (not planned again)" % (intended / "intent.json"))
+    assert summary[1] == "switches: 3 changed, 0 unchanged (sw0, sw1, sw2)"
+    assert summary[2].startswith("verification: PASSED, 6/6 checks passed")
+    assert files(intended) == before      # nothing planned, nothing rewritten
+    assert all(flows(lab).values())
+
+
+def test_3_an_edited_config_is_refused_before_any_push(lab):
+    edited = lab["cwd"] / "edited"
+    shutil.copytree(lab["cwd"] / "intended", edited)
+    config = edited / "configs" / "sw1.flows"
+    config.write_text(config.read_text().replace("priority=", "priority=1", 1))
+    before = flows(lab)
+    rc, tasks, output = run(lab, "deploy_routing.yml", "-e", "intent=edited", "-e", "verify=false")
+    assert rc != 0
+    assert "configs/sw1.flows: differs from what intent.json renders to" in output
+    assert PUSH_TASK not in tasks
+    assert flows(lab) == before
+
+
+def test_4_validate_reads_back_and_names_a_switch_changed_by_hand(lab):
+    rc, tasks, output = run(lab, "validate.yml", "-e", "verify=false")
+    assert rc == 0, output[-3000:]
+    assert tasks[SUMMARY_TASK]["localhost"]["msg"][1] == "read back: 3 of 3 switches hold the intent"
+    sw1 = lab["layout"]["switches"]["sw1"]
+    netns_exec(sw1["netns"], "ovs-ofctl", "-O", "OpenFlow13", "del-flows", "unix:%s/br0.mgmt" % sw1["dir"],
+               "cookie=0xec00/-1")
+    rc, tasks, output = run(lab, "validate.yml", "-e", "verify=false")
+    assert rc != 0
+    assert tasks[SUMMARY_TASK]["localhost"]["msg"][1] == "read back: 2 of 3 switches hold the intent; differ: sw1"
+    assert "1 switch does not hold the intent: sw1" in output
+    # the reviewed intent again, and only sw1 is written
+    rc, tasks, output = run(lab, "deploy_routing.yml", "-e", "intent=intended", "-e", "verify=false")
+    assert rc == 0, output[-3000:]
+    assert {switch for switch, result in tasks[PUSH_TASK].items() if result["changed"]} == {"sw1"}
+
+
+def test_5_a_transition_needs_only_the_link(lab):
+    """Deployed with the fixed assignment (not the default, not in the
+    topology file): link off and on reproduce it from intended/intent.json."""
+    for playbook in ("link_off.yml", "link_on.yml"):
+        rc, tasks, output = run(lab, playbook, "-e", "link=sw0:2", *FAST)
+        assert rc == 0, output[-3000:]
+        result = next(hosts["localhost"] for name, hosts in tasks.items()
+                      if name.startswith("Read the switches, plan make-before-break, run the steps"))
+        assert result["changed"] and result["proof"]["assignment"] == "fixed"
+        printed = tasks["Print the transition (check mode - the whole step list; else each step run)"]
+        assert printed["localhost"]["msg"][-1] == (
+            "fabric settings: segment routing, fixed VLAN assignment (from the deployed intent %s)"
+            % (lab["cwd"] / "intended" / "intent.json"))
