@@ -392,9 +392,8 @@ def _set_plugin_options(plugin, plugin_type, variables, templar, task_keys):
 
 
 def _refuse_non_shell(connection, host):
-    if getattr(connection, "force_persistence", False):
-        _refuse_non_shell_name(connection._load_name, host, always=True)  # pylint: disable=protected-access
-    _refuse_non_shell_name(getattr(connection, "_load_name", "") or "", host)
+    name = getattr(connection, "ansible_name", None) or getattr(connection, "_load_name", "") or ""
+    _refuse_non_shell_name(name, host, always=getattr(connection, "force_persistence", False))
 
 
 def _refuse_non_shell_name(name, host, always=False):
