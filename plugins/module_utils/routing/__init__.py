@@ -14,6 +14,8 @@ Every engine is ``route(topology, down=(), **options) -> RoutingFunction``.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
+from typing import Any
 
 from ..topology import Topology
 from .base import RoutingError, RoutingFunction, down_set, select_paths  # noqa: F401
@@ -30,7 +32,7 @@ ENGINES = {
 }
 
 
-def engine_function(engine):
+def engine_function(engine: str) -> Callable[..., RoutingFunction]:
     """The route function registered as ``engine``; RoutingError if the name
     is unknown or its module is not installed."""
     if not isinstance(engine, str) or engine not in ENGINES:
@@ -48,7 +50,7 @@ def engine_function(engine):
     return getattr(module, function or "route")
 
 
-def compute_routing(topology, engine, down=(), **options):
+def compute_routing(topology: Topology, engine: str, down: Any = (), **options: Any) -> RoutingFunction:
     """Run routing engine ``engine`` on ``topology``, avoiding the links in
     ``down`` (see :func:`down_set`), and return its RoutingFunction."""
     function = engine_function(engine)

@@ -26,12 +26,18 @@ distinct channels, so they share the load too).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 from scipy import sparse
 from scipy.sparse import csgraph
 
 from ..errors import EtherclusterError, TopologyError
 from ..topology import Link
+
+if TYPE_CHECKING:
+    from ..topology import Topology
 
 
 # Sweeps over the destinations when balancing (see select_paths).
@@ -46,7 +52,7 @@ class RoutingError(EtherclusterError):
     names the engine and the switch, link, option or pair at fault."""
 
 
-def down_set(topology, down=()):
+def down_set(topology: Topology, down: Any = ()) -> frozenset[int]:
     """The links a routing must not use: ``down`` (link indexes, ``"sw:port"``
     of either end, link names ``"swA:p--swB:q"`` or :class:`Link` objects)
     plus every link whose state in the topology is ``down``.
@@ -71,7 +77,7 @@ def down_set(topology, down=()):
     return frozenset(result)
 
 
-def check_options(engine, options, allowed):
+def check_options(engine: str, options: Mapping[str, Any], allowed: Iterable[str]) -> None:
     """Raise RoutingError naming the first option ``engine`` does not take."""
     unknown = sorted(str(key) for key in options if key not in allowed)
     if unknown:
@@ -79,7 +85,7 @@ def check_options(engine, options, allowed):
                            % (engine, unknown[0], ", ".join(sorted(allowed)) or "none"))
 
 
-def switch_option(topology, engine, field, value):
+def switch_option(topology: Topology, engine: str, field: str, value: Any) -> int:
     """The switch index named by option ``field`` (a switch name)."""
     if isinstance(value, str) and value in topology.switches:
         return topology.switches[value].index
@@ -89,7 +95,7 @@ def switch_option(topology, engine, field, value):
                        % (engine, field, value, shown))
 
 
-def balance_passes(balance, engine="routing"):
+def balance_passes(balance: bool | int | None, engine: str = "routing") -> int:
     """Number of balancing sweeps for option ``balance`` (bool or int >= 0)."""
     if balance is True:
         return DEFAULT_BALANCE_PASSES
@@ -106,7 +112,7 @@ class _Arrays:
     """Index arrays of a topology: per channel its source/destination switch
     index and link, and which channels may be used."""
 
-    def __init__(self, topology, avoided):
+    def __init__(self, topology: Topology, avoided: frozenset[int]) -> None:
         self.names = topology.switch_names()
         index = {name: i for i, name in enumerate(self.names)}
         channels = topology.channels
@@ -123,7 +129,7 @@ class _Arrays:
         self.out_ids = usable_ids[np.argsort(self.src[usable_ids], kind="stable")]
         self.out_ptr = np.searchsorted(self.src[self.out_ids], np.arange(self.n + 1))
 
-    def turns(self):
+    def turns(self) -> tuple[np.ndarray, np.ndarray]:
         """Every turn between usable channels except U-turns, as two arrays
         (in_channel, out_channel), sorted by in_channel then out_channel."""
         ins = np.flatnonzero(self.usable)
@@ -138,7 +144,7 @@ class _Arrays:
         return rows[order], cols[order]
 
 
-def turns(topology, down=()):
+def turns(topology: Topology, down: Any = ()) -> tuple[np.ndarray, np.ndarray]:
     """All turns ``(in_channel, out_channel)`` a frame could make between
     usable channels (links not down), U-turns excluded: two int arrays.
     Engines compute their prohibited turns as a mask over these."""
@@ -146,7 +152,7 @@ def turns(topology, down=()):
     return arrays.turns()
 
 
-def _prohibited_keys(prohibited, C):
+def _prohibited_keys(prohibited: Any, C: int) -> np.ndarray:
     """Encode prohibited turns as sorted int64 keys ``in * C + out``."""
     if prohibited is None:
         return np.empty(0, np.int64)
@@ -157,7 +163,7 @@ def _prohibited_keys(prohibited, C):
     return np.unique(pairs[:, 0] * C + pairs[:, 1])
 
 
-def _host_counts(topology, names):
+def _host_counts(topology: Topology, names: list[str]) -> np.ndarray:
     """Hosts per switch, at least 1: every switch is a source and a destination."""
     return np.array([max(1, len(topology.hosts_on(name))) for name in names], dtype=np.float64)
 
@@ -173,7 +179,12 @@ class RoutingFunction:
     links the engine chose to leave unused, e.g. STP's non-tree links).
     """
 
-    def __init__(self, topology, engine, next_hop, down=(), options=None, blocked=()):
+    # Set by the engines that make them (segment, tbtp), absent otherwise.
+    segmentation: Any
+    turn_prohibition: Any
+
+    def __init__(self, topology: Topology, engine: str, next_hop: Any, down: Iterable[int] = (),
+                 options: Mapping[str, Any] | None = None, blocked: Iterable[int] = ()) -> None:
         self.topology = topology
         self.engine = engine
         self.blocked = frozenset(int(i) for i in blocked)
@@ -189,23 +200,23 @@ class RoutingFunction:
         self._src = np.array([self.index[ch.src] for ch in topology.channels], dtype=np.int64)
         self._dst = np.array([self.index[ch.dst] for ch in topology.channels], dtype=np.int64)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<RoutingFunction %s on %s>" % (self.engine, self.topology.name)
 
     # ------------------------------------------------------------ lookups
-    def _switch(self, name, what="switch"):
+    def _switch(self, name: str, what: str = "switch") -> int:
         try:
             return self.index[name]
         except (KeyError, TypeError):
             raise RoutingError("%s: %s %r is not a switch of the fabric"
                                % (self.engine, what, name)) from None
 
-    def state_switch(self, state):
+    def state_switch(self, state: int) -> int:
         """Index of the switch a state is at."""
         n = len(self.switch_names)
         return state if state < n else int(self._dst[state - n])
 
-    def next_channel(self, switch, in_channel, dest):
+    def next_channel(self, switch: str, in_channel: int | None, dest: str) -> int | None:
         """The channel a frame for ``dest`` leaves ``switch`` on, having come
         in over ``in_channel`` (None: from a host). None if it is delivered
         here or no frame for ``dest`` arrives that way."""
@@ -223,7 +234,7 @@ class RoutingFunction:
         out = int(self.next_hop[state, to])
         return None if out < 0 else out
 
-    def walk(self, dest):
+    def walk(self, dest: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Follow the table from every source switch to destination index
         ``dest`` at once (vectorised; what verification and paths() use).
 
@@ -269,13 +280,14 @@ class RoutingFunction:
                      3: "the table loops",
                      4: "an entry names a channel that does not leave the switch"}
 
-    def path(self, src, dst):
+    def path(self, src: str, dst: str) -> list[int]:
         """Channel ids from switch ``src`` to switch ``dst`` ([] if equal)."""
         s, t = self._switch(src, "source"), self._switch(dst, "destination")
         if s == t:
             return []
         n = len(self.switch_names)
-        result, state = [], s
+        result: list[int] = []
+        state = s
         for _step in range(n + len(self.topology.channels) + 1):
             out = int(self.next_hop[state, t])
             here = self.state_switch(state)
@@ -294,7 +306,7 @@ class RoutingFunction:
         raise RoutingError("%s: no route from %s to %s: %s" % (self.engine, src, dst,
                                                                self.WALK_PROBLEMS[3]))
 
-    def paths(self):
+    def paths(self) -> dict[tuple[str, str], list[int]]:
         """``{(src, dst): [channel ids]}`` for every ordered pair src != dst."""
         result = {}
         names = self.switch_names
@@ -311,13 +323,13 @@ class RoutingFunction:
                 result[(names[s], dest)] = row[:length]
         return result
 
-    def tables(self):
+    def tables(self) -> dict[str, dict[str, dict[str, str]]]:
         """Per switch ``{input: {dest_switch: output_port}}``; ``input`` is
         ``"host"`` or the name of the input port. Only entries some frame
         uses are listed (segment-based paper §4: input port x destination)."""
         n = len(self.switch_names)
         channels = self.topology.channels
-        result = {name: {} for name in self.switch_names}
+        result: dict[str, dict[str, dict[str, str]]] = {name: {} for name in self.switch_names}
         states, dests = np.nonzero(self.next_hop >= 0)
         outs = self.next_hop[states, dests]
         for state, dest, out in zip(states.tolist(), dests.tolist(), outs.tolist()):
@@ -329,7 +341,7 @@ class RoutingFunction:
             result[switch].setdefault(port, {})[self.switch_names[dest]] = channels[out].src_port
         return result
 
-    def to_data(self):
+    def to_data(self) -> dict[str, Any]:
         """JSON-serialisable form: engine, options, avoided links, tables."""
         return {
             "engine": self.engine,
@@ -342,7 +354,9 @@ class RoutingFunction:
 
 
 # --------------------------------------------------------- path selection
-def select_paths(topology, prohibited, engine, down=(), options=None, balance=True, blocked=()):
+def select_paths(topology: Topology, prohibited: Any, engine: str, down: Any = (),
+                 options: Mapping[str, Any] | None = None, balance: bool | int | None = True,
+                 blocked: Iterable[int] = ()) -> RoutingFunction:
     """Shortest legal paths under turn restrictions, balanced.
 
     ``prohibited``: turns ``(in_channel_id, out_channel_id)`` forbidden at
@@ -353,19 +367,10 @@ def select_paths(topology, prohibited, engine, down=(), options=None, balance=Tr
     unused on purpose (recorded as :attr:`RoutingFunction.blocked`).
 
     Per destination, every state follows a shortest path of the *turn
-    graph* (channels as nodes, allowed turns as edges). Among equally short
-    choices it takes the one whose remaining path has the least accumulated
-    load: after each destination, every channel's weight grows by the
-    number of host pairs routed over it (sources x destination hosts, at
-    least 1 per switch), as DFSSSP does with its edge weights, restricted
-    here to minimal legal paths so no engine's hop count suffers. Beyond
-    ``SEQUENTIAL_STEPS`` switches, destinations are taken in interleaved
-    batches that share one weight snapshot (speed; the balance measured the
-    same within ~5 %). Since a table is indexed by input port, frames for
-    one destination entering a switch on different ports may leave on
-    different channels: the states of a switch share its candidates,
-    heaviest first (this is what spreads one destination's traffic over
-    parallel links).
+    graph* (channels as nodes, allowed turns as edges); among equally short
+    choices, the one whose remaining path has the least accumulated load,
+    as DFSSSP does with its edge weights (:func:`_balanced_tables` tells
+    how).
 
     ``balance``: True (the default) makes ``DEFAULT_BALANCE_PASSES`` sweeps
     over the destinations -- each later sweep reroutes every destination
@@ -380,76 +385,108 @@ def select_paths(topology, prohibited, engine, down=(), options=None, balance=Tr
     """
     passes = balance_passes(balance, engine)
     requested = down_set(topology, down)
-    blocked = frozenset(int(i) for i in blocked) - requested
-    avoided = requested | blocked
-    arrays = _Arrays(topology, avoided)
+    left_unused = frozenset(int(i) for i in blocked) - requested
+    arrays = _Arrays(topology, requested | left_unused)
     n, C = arrays.n, arrays.C
-    S = n + C
-    options = dict(options or {})
     if n <= 1:
-        return RoutingFunction(topology, engine, np.full((S, n), -1, dtype=np.int32), requested,
-                               options, blocked)
-    by_dest = np.full((n, S), -1, dtype=np.int32)  # next_hop transposed while filling it
+        return RoutingFunction(topology, engine, np.full((n + C, n), -1, dtype=np.int32), requested,
+                               dict(options or {}), left_unused)
+    by_dest = _balanced_tables(_LegalTurns(arrays, prohibited),
+                               _host_counts(topology, arrays.names), engine, passes)
+    return RoutingFunction(topology, engine, np.ascontiguousarray(by_dest.T), requested,
+                           dict(options or {}), left_unused)
 
-    in_ids, out_ids = arrays.turns()
-    keys = _prohibited_keys(prohibited, C)
-    if len(keys):
-        allowed = ~np.isin(in_ids * C + out_ids, keys)
-        in_ids, out_ids = in_ids[allowed], out_ids[allowed]
 
-    # Successor lists over states, CSR-like: injection rows first (any usable
-    # out channel), then one row per channel state (its allowed turns).
-    inj_rows = arrays.src[arrays.out_ids]
-    rows = np.concatenate([inj_rows, n + in_ids])
-    cols = np.concatenate([arrays.out_ids, out_ids])
-    order = np.lexsort((cols, rows))
-    rows, cols = rows[order], cols[order]
-    state_switch = np.concatenate([np.arange(n), arrays.dst])
+class _LegalTurns:
+    """What path selection may do in a fabric: the successor entries of
+    every state and the reversed turn graph that gives legal distances."""
 
-    # Reversed turn graph plus one virtual node per destination pointing at
-    # the channels that enter it: BFS from the virtual node gives, for every
-    # channel, 1 + the legal hops still needed after it.
-    enter = np.flatnonzero(arrays.usable)
-    graph = sparse.csr_matrix(
-        (np.ones(len(out_ids) + len(enter), dtype=np.float64),
-         (np.concatenate([out_ids, C + arrays.dst[enter]]), np.concatenate([in_ids, enter]))),
-        shape=(C + n, C + n))
+    def __init__(self, arrays: _Arrays, prohibited: Any) -> None:
+        n, C = arrays.n, arrays.C
+        self.n, self.C, self.names = n, C, arrays.names
+        in_ids, out_ids = arrays.turns()
+        keys = _prohibited_keys(prohibited, C)
+        if len(keys):
+            allowed = ~np.isin(in_ids * C + out_ids, keys)
+            in_ids, out_ids = in_ids[allowed], out_ids[allowed]
 
-    weight = np.zeros(C, dtype=np.float64)
-    host_counts = _host_counts(topology, arrays.names)
-    row_starts = _run_starts(rows)
+        # Successor lists over states, CSR-like: injection rows first (any usable
+        # out channel), then one row per channel state (its allowed turns).
+        inj_rows = arrays.src[arrays.out_ids]
+        rows = np.concatenate([inj_rows, n + in_ids])
+        cols = np.concatenate([arrays.out_ids, out_ids])
+        order = np.lexsort((cols, rows))
+        self.rows, self.cols = rows[order], cols[order]
+        self.row_starts = _run_starts(self.rows)
+        self.state_switch = np.concatenate([np.arange(n), arrays.dst])
+
+        # Reversed turn graph plus one virtual node per destination pointing at
+        # the channels that enter it: BFS from the virtual node gives, for every
+        # channel, 1 + the legal hops still needed after it.
+        enter = np.flatnonzero(arrays.usable)
+        self.graph = sparse.csr_matrix(
+            (np.ones(len(out_ids) + len(enter), dtype=np.float64),
+             (np.concatenate([out_ids, C + arrays.dst[enter]]), np.concatenate([in_ids, enter]))),
+            shape=(C + n, C + n))
+
+    def distances(self, dests: np.ndarray) -> np.ndarray:
+        """``[b, c]``: the legal hops left after channel ``c`` towards
+        ``dests[b]`` (inf: unreachable legally)."""
+        return csgraph.shortest_path(self.graph, method="D", directed=True, unweighted=True,
+                                     indices=self.C + dests)[:, :self.C] - 1.0
+
+
+def _balanced_tables(turns: _LegalTurns, host_counts: np.ndarray, engine: str,
+                     passes: int) -> np.ndarray:
+    """The next hop table transposed (``[dest, state]``) after ``passes``
+    balancing sweeps (at least one routing of every destination).
+
+    After each destination, every channel's weight grows by the number of
+    host pairs routed over it (sources x destination hosts, at least 1 per
+    switch), as DFSSSP does with its edge weights, restricted here to
+    minimal legal paths so no engine's hop count suffers. Beyond
+    ``SEQUENTIAL_STEPS`` switches, destinations are taken in interleaved
+    batches that share one weight snapshot (speed; the balance measured the
+    same within ~5 %). Since a table is indexed by input port, frames for
+    one destination entering a switch on different ports may leave on
+    different channels: the states of a switch share its candidates,
+    heaviest first (this is what spreads one destination's traffic over
+    parallel links).
+    """
+    n = turns.n
+    by_dest = np.full((n, n + turns.C), -1, dtype=np.int32)  # next_hop transposed while filling it
+    weight = np.zeros(turns.C, dtype=np.float64)
     # Destinations are routed in batches that share one weight snapshot, so
     # a sweep takes at most SEQUENTIAL_STEPS vectorised steps whatever the
     # size; a batch takes every steps-th switch, spread over the fabric, so
     # its members rarely compete for the same links.
     steps = min(n, SEQUENTIAL_STEPS)
     batches = [np.arange(first, n, steps) for first in range(steps)]
-    own_load = [None] * steps  # per batch: the load it put on every channel
+    own_load: list[np.ndarray | None] = [None] * steps  # per batch: the load it put on every channel
     for _sweep in range(max(1, passes)):
         for number, dests in enumerate(batches):
-            if own_load[number] is not None:  # a later sweep: reroute against all others
-                weight -= own_load[number]
-            dist = csgraph.shortest_path(graph, method="D", directed=True, unweighted=True,
-                                         indices=C + dests)[:, :C] - 1.0
-            chosen, flow = _route_batch(dests, dist, rows, cols, row_starts, state_switch, n, C,
-                                        weight, host_counts, engine, arrays.names,
-                                        split=bool(passes))
+            previous = own_load[number]
+            if previous is not None:  # a later sweep: reroute against all others
+                weight -= previous
+            chosen, flow = _route_batch(dests, turns.distances(dests), turns, weight, host_counts,
+                                        engine, split=bool(passes))
             by_dest[dests] = np.where(flow > 0, chosen, -1)
             if passes:
-                own_load[number] = (flow[:, n:] * host_counts[dests][:, None]).sum(axis=0)
-                weight += own_load[number]
-    return RoutingFunction(topology, engine, np.ascontiguousarray(by_dest.T), requested, options,
-                           blocked)
+                load = (flow[:, n:] * host_counts[dests][:, None]).sum(axis=0)
+                own_load[number] = load
+                weight += load
+    return by_dest
 
 
-def _route_batch(dests, dist, rows, cols, row_starts, state_switch, n, C, weight, host_counts,
-                 engine, names, split=True):
+def _route_batch(dests: np.ndarray, dist: np.ndarray, turns: _LegalTurns, weight: np.ndarray,
+                 host_counts: np.ndarray, engine: str,
+                 split: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Choose every state's next channel towards each destination of the
     batch ``dests``, and propagate the source counts down the chosen trees.
 
     ``dist[b, c]`` is the number of legal hops left after channel ``c``
-    towards ``dests[b]`` (inf: unreachable legally). ``rows``/``cols`` list
-    the successor entries (state -> channel), sorted by state. Returns
+    towards ``dests[b]`` (inf: unreachable legally). ``turns.rows``/``cols``
+    list the successor entries (state -> channel), sorted by state. Returns
     ``(chosen, flow)``, each ``(len(dests), n + C)``: the chosen output
     channel per state (-1 none) and the number of source hosts whose
     frames to that destination pass the state.
@@ -457,11 +494,28 @@ def _route_batch(dests, dist, rows, cols, row_starts, state_switch, n, C, weight
     The batch is handled as one flat problem: state ``s`` of batch member
     ``b`` is flat row ``b * S + s``, channel ``c`` is flat ``b * C + c``.
     """
+    B, S, C = len(dests), turns.n + turns.C, turns.C
+    flat_rows, flat_cols, bounds, top = _shortest_candidates(dests, dist, turns, engine)
+    chosen, cost, per_level = _cheapest_choices(flat_rows, flat_cols, bounds, top, dist, weight,
+                                                turns.n, B)
+    flow = _propagate_flow(chosen, cost, per_level, dests, turns, host_counts, split)
+    chosen = np.where(chosen >= 0, chosen % max(C, 1), -1)
+    return chosen.reshape(B, S), flow.reshape(B, S)
+
+
+def _shortest_candidates(dests: np.ndarray, dist: np.ndarray, turns: _LegalTurns,
+                         engine: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """The successor entries that start a shortest legal path, as flat rows
+    and flat columns sorted by level (legal hops left after the entry's
+    channel; rows stay sorted inside a level), the start of each level and
+    the highest level. Raises RoutingError naming a source switch with no
+    legal path to a destination of the batch."""
+    rows, cols, n, C = turns.rows, turns.cols, turns.n, turns.C
     B, S, E = len(dests), n + C, len(rows)
     dcol = dist[:, cols]
     # Each row's best remaining distance after its next hop.
     row_best = np.full((B, S), np.inf)
-    row_best[:, rows[row_starts]] = np.minimum.reduceat(dcol, row_starts, axis=1)
+    row_best[:, rows[turns.row_starts]] = np.minimum.reduceat(dcol, turns.row_starts, axis=1)
     stranded = np.isinf(row_best[:, :n])
     stranded[np.arange(B), dests] = False
     if stranded.any():
@@ -469,10 +523,10 @@ def _route_batch(dests, dist, rows, cols, row_starts, state_switch, n, C, weight
         more = int(stranded.sum()) - 1
         raise RoutingError(
             "%s: no legal path from %s to %s under the engine's turn restrictions and "
-            "down links%s" % (engine, names[source], names[dests[b]],
+            "down links%s" % (engine, turns.names[source], turns.names[dests[b]],
                               " (and %d more pairs)" % more if more else ""))
 
-    active = state_switch[rows][None, :] != dests[:, None]
+    active = turns.state_switch[rows][None, :] != dests[:, None]
     candidate = np.flatnonzero(active & (dcol == row_best[:, rows]) & np.isfinite(dcol))
     levels = dcol.ravel()[candidate]
     by_level = np.argsort(levels, kind="stable")  # rows stay sorted inside a level
@@ -482,13 +536,26 @@ def _route_batch(dests, dist, rows, cols, row_starts, state_switch, n, C, weight
     flat_cols = member * C + cols[entry]
     top = int(levels[-1]) if len(levels) else -1
     bounds = np.searchsorted(levels, np.arange(top + 2))
+    return flat_rows, flat_cols, bounds, top
 
+
+def _cheapest_choices(flat_rows: np.ndarray, flat_cols: np.ndarray, bounds: np.ndarray, top: int,
+                      dist: np.ndarray, weight: np.ndarray, n: int,
+                      B: int) -> tuple[np.ndarray, np.ndarray, list[tuple[np.ndarray, ...]]]:
+    """Each row's cheapest candidate, level by level from the destination.
+
+    Returns ``(chosen, cost, per_level)``: the chosen flat channel per flat
+    row (-1 none), ``cost`` per flat channel and, per level, the arrays
+    :func:`_propagate_flow` walks back.
+    """
+    C = dist.shape[1]
+    S = n + C
     # cost[b, c]: accumulated weight of the cheapest shortest legal path
     # that starts with channel c; computed outward from the destination, one
     # level at a time (a row at level k chooses among channels k hops away).
     cost = np.where(dist == 0, weight[None, :], np.inf).ravel()
     chosen = np.full(B * S, -1, dtype=np.int64)  # flat channel ids
-    per_level = []
+    per_level: list[tuple[np.ndarray, ...]] = []
     for level in range(top + 1):
         part_rows = flat_rows[bounds[level]:bounds[level + 1]]
         if not len(part_rows):
@@ -504,11 +571,21 @@ def _route_batch(dests, dist, rows, cols, row_starts, state_switch, n, C, weight
         arrived = local[channel_rows] - n
         cost[owner[channel_rows] * C + arrived] = weight[arrived] + seg_min[channel_rows]
         per_level.append((part_cols, seg, seg_len, seg_rows, owner, local))
+    return chosen, cost, per_level
 
+
+def _propagate_flow(chosen: np.ndarray, cost: np.ndarray, per_level: list[tuple[np.ndarray, ...]],
+                    dests: np.ndarray, turns: _LegalTurns, host_counts: np.ndarray,
+                    split: bool) -> np.ndarray:
+    """Source hosts passing each flat state (``[b * S + s]``); with
+    ``split``, the states of one switch share its candidates first
+    (:func:`_split_level`, which updates ``chosen``)."""
+    B, n, C = len(dests), turns.n, turns.C
+    S = n + C
     # Sources inject at every switch but the destination; a row at level k
     # feeds rows at level k - 1, so walking the levels from the farthest
     # down is exact.
-    flow = np.zeros((B, S), dtype=np.float64)
+    flow: np.ndarray = np.zeros((B, S), dtype=np.float64)
     flow[:, :n] = host_counts
     flow[np.arange(B), dests] = 0.0
     flow = flow.ravel()
@@ -518,15 +595,14 @@ def _route_batch(dests, dist, rows, cols, row_starts, state_switch, n, C, weight
         live = carried > 0
         if split:
             _split_level(chosen, cost, part_cols, seg, seg_len, seg_rows, carried, live,
-                         owner * n + state_switch[local], dest_hosts[owner], B * C)
+                         owner * n + turns.state_switch[local], dest_hosts[owner], B * C)
         target_owner, target = np.divmod(chosen[seg_rows[live]], C)
         flow += np.bincount(target_owner * S + n + target, weights=carried[live],
                             minlength=B * S)
-    chosen = np.where(chosen >= 0, chosen % max(C, 1), -1)
-    return chosen.reshape(B, S), flow.reshape(B, S)
+    return flow
 
 
-def _run_starts(values):
+def _run_starts(values: np.ndarray) -> np.ndarray:
     """Positions where a run of equal values starts in a sorted array."""
     if not len(values):
         return np.empty(0, dtype=np.int64)
@@ -534,7 +610,7 @@ def _run_starts(values):
     return np.concatenate(([0], change))
 
 
-def _segment_argmin(values, seg, seg_len):
+def _segment_argmin(values: np.ndarray, seg: np.ndarray, seg_len: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per segment (starting at ``seg``, ``seg_len`` long): the minimum and
     the position of its first occurrence (so ties go to the lowest column)."""
     seg_min = np.minimum.reduceat(values, seg)

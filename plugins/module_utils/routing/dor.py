@@ -42,9 +42,15 @@ Options: ``balance`` (default true; see :func:`select_paths`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
-from .base import RoutingError, _Arrays, check_options, down_set, select_paths
+from .base import RoutingError, RoutingFunction, _Arrays, check_options, down_set, select_paths
+
+if TYPE_CHECKING:
+    from ..topology import Topology
 
 NAME = "dor"
 
@@ -56,7 +62,7 @@ class Grid:
     """Per channel of a mesh/torus: its dimension (-1: not a grid link),
     direction (+1/-1) and whether it is a torus wrap link."""
 
-    def __init__(self, topology, engine):
+    def __init__(self, topology: Topology, engine: str) -> None:
         shape = topology.shape
         if not shape or shape.get("kind") not in ("mesh", "torus"):
             raise RoutingError("%s: needs a mesh or torus (the topology has no shape; generate "
@@ -82,11 +88,11 @@ class Grid:
                 # k-1 -> 0 continues upwards, 0 -> k-1 downwards.
                 self.dim[ch.id], self.sign[ch.id], self.wrap[ch.id] = i, -np.sign(delta), True
 
-    def ring(self, dim):
+    def ring(self, dim: int) -> bool:
         """True if dimension ``dim`` is a torus ring with a separate wrap link."""
         return self.kind == "torus" and self.dims[dim] > 2
 
-    def neighbour_pairs(self, topology):
+    def neighbour_pairs(self, topology: Topology) -> Iterator[tuple[str, str, int, bool]]:
         """Every (switch, switch, dim, is_wrap) that the grid says is cabled,
         the first switch the lower coordinate (wrap: the one at k-1)."""
         by_coords = {c: name for name, c in self.coords.items()}
@@ -101,16 +107,17 @@ class Grid:
                     nxt[i] = 0
                     yield name, by_coords[tuple(nxt)], i, True
 
-    def blocked_links(self, topology):
+    def blocked_links(self, topology: Topology) -> frozenset[int]:
         """Links joining no two grid neighbours (left unused)."""
         return frozenset(link.index for link in topology.links if self.dim[2 * link.index] < 0)
 
 
-def _links_between(topology, a, b):
+def _links_between(topology: Topology, a: str, b: str) -> list[int]:
+    """Indexes of the links between switches ``a`` and ``b``, sorted."""
     return sorted(key for key in topology.graph[a][b]) if topology.graph.has_edge(a, b) else []
 
 
-def _check_pairs(topology, grid, avoided, engine):
+def _check_pairs(topology: Topology, grid: Grid, avoided: frozenset[int], engine: str) -> np.ndarray:
     """Refuse a grid DOR cannot route on; return the copy class per channel."""
     copy_class = np.full(len(topology.channels), LOW, dtype=np.int64)
     single = []
@@ -154,7 +161,7 @@ def _check_pairs(topology, grid, avoided, engine):
     return copy_class
 
 
-def prohibited_turns(topology, down=(), engine=NAME):
+def prohibited_turns(topology: Topology, down: Any = (), engine: str = NAME) -> tuple[np.ndarray, frozenset[int]]:
     """The DOR turn restrictions of ``topology`` as an ``(k, 2)`` array of
     (in_channel, out_channel), plus the links left unused. Raises
     RoutingError when DOR cannot route the grid."""
@@ -174,7 +181,7 @@ def prohibited_turns(topology, down=(), engine=NAME):
     return np.stack([ins[forbidden], outs[forbidden]], axis=1), blocked
 
 
-def route(topology, down=(), **options):
+def route(topology: Topology, down: Any = (), **options: Any) -> RoutingFunction:
     """Dimension-order routing; see the module doc."""
     check_options(NAME, options, {"balance"})
     prohibited, blocked = prohibited_turns(topology, down)

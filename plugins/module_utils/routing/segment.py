@@ -71,13 +71,17 @@ from __future__ import annotations
 
 import random
 from collections import deque
-from typing import NamedTuple
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 from scipy import sparse
 from scipy.sparse import csgraph
 
-from .base import RoutingError, check_options, down_set, select_paths
+from .base import RoutingError, RoutingFunction, check_options, down_set, select_paths
+
+if TYPE_CHECKING:
+    from ..topology import Topology
 
 NAME = "segment"
 PLACEMENTS = ("balanced", "random")
@@ -106,7 +110,7 @@ class Segment(NamedTuple):
     visited switches the path starts and ends on (the starting switch
     twice for a starting segment)."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # a field, shadowing tuple.index on purpose
     kind: str
     subnet: int
     switches: tuple
@@ -125,7 +129,7 @@ class Restriction(NamedTuple):
     link: int
     against: tuple
 
-    def turns(self, topology):
+    def turns(self, topology: Topology) -> list[tuple[int, int]]:
         """The forbidden turns as ``(in_channel, out_channel)`` pairs."""
         result = []
         for other in self.against:
@@ -137,7 +141,7 @@ class Restriction(NamedTuple):
 
 
 class Subnet(NamedTuple):
-    index: int
+    index: int  # type: ignore[assignment]  # a field, shadowing tuple.index on purpose
     start: str
     via_bridge: int | None  # the bridge link that led here (None: the first subnet)
     segments: tuple          # segment indexes
@@ -162,14 +166,14 @@ class Segmentation(NamedTuple):
     down: frozenset
     options: dict
 
-    def prohibited(self, topology):
+    def prohibited(self, topology: Topology) -> list[tuple[int, int]]:
         """All forbidden turns, a sorted list of ``(in, out)`` channel pairs."""
         turns = set()
         for restriction in self.restrictions:
             turns.update(restriction.turns(topology))
         return sorted(turns)
 
-    def to_data(self):
+    def to_data(self) -> dict[str, Any]:
         """Plain data (JSON-serialisable) for docs, tests and reports."""
         return {
             "segments": [{"index": s.index, "type": s.kind, "subnet": s.subnet,
@@ -189,12 +193,12 @@ class Segmentation(NamedTuple):
 
 
 # ------------------------------------------------------------ channel helpers
-def _arrive(topology, link, switch):
+def _arrive(topology: Topology, link: int, switch: str) -> int:
     """The channel of ``link`` that enters ``switch``."""
     return 2 * link if topology.links[link].b.switch == switch else 2 * link + 1
 
 
-def _leave(topology, link, switch):
+def _leave(topology: Topology, link: int, switch: str) -> int:
     """The channel of ``link`` that leaves ``switch``."""
     return 2 * link if topology.links[link].a.switch == switch else 2 * link + 1
 
@@ -204,12 +208,12 @@ class _Graph:
     """Integer view of the usable fabric: switch ``i`` = ``switch_names()[i]``,
     ``adj[i]`` = ``[(link, neighbour), ...]`` sorted by link id."""
 
-    def __init__(self, topology, avoided):
+    def __init__(self, topology: Topology, avoided: frozenset[int]) -> None:
         self.names = topology.switch_names()
         index = {name: i for i, name in enumerate(self.names)}
         self.n = len(self.names)
-        self.adj = [[] for _unused in range(self.n)]
-        self.ends = {}
+        self.adj: list[list[tuple[int, int]]] = [[] for _unused in range(self.n)]
+        self.ends: dict[int, tuple[int, int]] = {}
         for link in topology.links:
             if link.index in avoided or link.state != "up":
                 continue
@@ -218,11 +222,13 @@ class _Graph:
             self.adj[b].append((link.index, a))
             self.ends[link.index] = (a, b)
 
-    def other(self, link, i):
+    def other(self, link: int, i: int) -> int:
+        """The switch at the other end of ``link`` from switch ``i``."""
         a, b = self.ends[link]
         return b if a == i else a
 
-    def unreachable_from(self, start):
+    def unreachable_from(self, start: int) -> list[int]:
+        """The switches no path of usable links joins to ``start``."""
         seen = [False] * self.n
         seen[start] = True
         queue = deque([start])
@@ -234,7 +240,7 @@ class _Graph:
                     queue.append(j)
         return [i for i in range(self.n) if not seen[i]]
 
-    def bridges(self):
+    def bridges(self) -> set[int]:
         """Links on no cycle (iterative lowlink DFS; a parallel link is a
         cycle, so only the link itself, not its end switch, is skipped)."""
         disc = [-1] * self.n
@@ -281,71 +287,109 @@ class _Raw(NamedTuple):
     visited_links_at: list  # per segment: {switch: links visited there before it}
 
 
-def _segment_fabric(graph, rng=None):
-    """§2.1/§2.2 segmentation of a connected fabric, from switch 0."""
-    n = graph.n
-    bridges = graph.bridges()
-    visited = [False] * n
-    link_done = set()
-    # Links visited so far at each switch, in visiting order: what a unitary
-    # segment made now must block its unitary link against.
-    visited_at = [[] for _unused in range(n)]
-    segments, subnets, bridge_list, before = [], [], [], []
+class _Segmenter:
+    """The state of one segmentation (§2.1/§2.2) of a connected fabric:
+    what is visited, and the segments, subnets and bridges made so far."""
 
-    def visit_link(link):
-        link_done.add(link)
-        a, b = graph.ends[link]
-        visited_at[a].append(link)
-        visited_at[b].append(link)
+    def __init__(self, graph: _Graph, rng: random.Random | None = None) -> None:
+        self.graph, self.rng = graph, rng
+        self.bridges = graph.bridges()
+        self.visited = [False] * graph.n
+        self.link_done: set[int] = set()
+        # Links visited so far at each switch, in visiting order: what a unitary
+        # segment made now must block its unitary link against.
+        self.visited_at: list[list[int]] = [[] for _unused in range(graph.n)]
+        self.segments: list[tuple] = []
+        self.subnets: list[tuple] = []
+        self.bridge_list: list[tuple[int, int, int]] = []
+        self.before: list[dict[int, list[int]]] = []
 
-    def add_segment(kind, subnet, switches, links, ends):
-        before.append({ends[0]: list(visited_at[ends[0]]), ends[1]: list(visited_at[ends[1]])}
-                      if kind == UNITARY else {})
-        segments.append((kind, subnet, tuple(switches), tuple(links), tuple(ends)))
-        subnets[subnet][2].append(len(segments) - 1)
+    def visit_link(self, link: int) -> None:
+        """Mark ``link`` visited, at both of its switches."""
+        self.link_done.add(link)
+        a, b = self.graph.ends[link]
+        self.visited_at[a].append(link)
+        self.visited_at[b].append(link)
+
+    def add_segment(self, kind: str, subnet: int, switches: Iterable[int], links: Sequence[int],
+                    ends: Sequence[int]) -> None:
+        """Record a segment of ``subnet`` and visit its links."""
+        self.before.append({ends[0]: list(self.visited_at[ends[0]]),
+                            ends[1]: list(self.visited_at[ends[1]])} if kind == UNITARY else {})
+        self.segments.append((kind, subnet, tuple(switches), tuple(links), tuple(ends)))
+        self.subnets[subnet][2].append(len(self.segments) - 1)
         for link in links:
-            visit_link(link)
+            self.visit_link(link)
 
-    queue = deque([(0, None)])
-    visited[0] = True
+    def grow_subnet(self, start: int, via: int | None, members: list[int]) -> None:
+        """Open the subnet of ``start`` and cut it into segments, each the
+        shortest left (§2.2), until none closes; ``members`` grows."""
+        self.subnets.append((start, via, [], members))
+        subnet = len(self.subnets) - 1
+        while True:
+            found = _shortest_segment(self.graph, members, self.visited, self.link_done,
+                                      self.bridges, self.rng)
+            if found is None:
+                return
+            path_switches, path_links, ends = found
+            kind = STARTING if not self.subnets[subnet][2] else REGULAR
+            for i in path_switches:
+                self.visited[i] = True
+            members.extend(path_switches)
+            shown = ([start] + list(path_switches)) if kind == STARTING else path_switches
+            self.add_segment(kind, subnet, shown, path_links, ends)
+            # Links that now join two visited switches can only be unitary:
+            # make them at once, so they block as few older links as possible.
+            for i in sorted(set(path_switches)):
+                for link, j in self.graph.adj[i]:
+                    if link not in self.link_done and link not in self.bridges and self.visited[j]:
+                        self.add_segment(UNITARY, subnet, (), (link,), self.graph.ends[link])
+
+    def cross_bridges(self, members: list[int], queue: deque) -> None:
+        """Visit the bridges out of ``members`` (a subnet, or a switch reached
+        by bridges only) and queue the switches on their far side."""
+        for i in members:
+            for link, j in self.graph.adj[i]:
+                if link in self.bridges and link not in self.link_done:
+                    self.visit_link(link)
+                    self.bridge_list.append((link, i, j))
+                    self.visited[j] = True
+                    queue.append((j, link))
+
+
+def _segment_fabric(graph: _Graph, rng: random.Random | None = None) -> _Raw:
+    """§2.1/§2.2 segmentation of a connected fabric, from switch 0."""
+    state = _Segmenter(graph, rng)
+    queue: deque[tuple[int, int | None]] = deque([(0, None)])
+    state.visited[0] = True
     while queue:
         start, via = queue.popleft()
         members = [start]
-        has_cycle_links = any(link not in bridges and link not in link_done
+        has_cycle_links = any(link not in state.bridges and link not in state.link_done
                               for link, _j in graph.adj[start])
-        subnet = None
         if has_cycle_links:
-            subnets.append((start, via, [], members))
-            subnet = len(subnets) - 1
-            while True:
-                found = _shortest_segment(graph, members, visited, link_done, bridges, rng)
-                if found is None:
-                    break
-                path_switches, path_links, ends = found
-                kind = STARTING if not subnets[subnet][2] else REGULAR
-                for i in path_switches:
-                    visited[i] = True
-                members.extend(path_switches)
-                shown = ([start] + list(path_switches)) if kind == STARTING else path_switches
-                add_segment(kind, subnet, shown, path_links, ends)
-                # Links that now join two visited switches can only be unitary:
-                # make them at once, so they block as few older links as possible.
-                for i in sorted(set(path_switches)):
-                    for link, j in graph.adj[i]:
-                        if link not in link_done and link not in bridges and visited[j]:
-                            add_segment(UNITARY, subnet, (), (link,), graph.ends[link])
-        # Bridges out of this subnet (or out of a switch reached by bridges only).
-        for i in members:
-            for link, j in graph.adj[i]:
-                if link in bridges and link not in link_done:
-                    visit_link(link)
-                    bridge_list.append((link, i, j))
-                    visited[j] = True
-                    queue.append((j, link))
-    return _Raw(segments, subnets, bridge_list, before)
+            state.grow_subnet(start, via, members)
+        state.cross_bridges(members, queue)
+    return _Raw(state.segments, state.subnets, state.bridge_list, state.before)
 
 
-def _shortest_segment(graph, members, visited, link_done, bridges, rng=None):
+class _Offers:
+    """Closing links found by the segment search, kept while they make a
+    segment as short as the shortest so far."""
+
+    def __init__(self) -> None:
+        self.best: int | None = None
+        self.found: list[tuple[int, int, int, int]] = []  # (length, y, closing_link, z)
+
+    def offer(self, length: int, y: int, link: int, z: int) -> None:
+        """A segment of ``length`` closed by ``link`` from ``y`` to ``z``."""
+        if self.best is None or length <= self.best:
+            self.best = length
+            self.found.append((length, y, link, z))
+
+
+def _shortest_segment(graph: _Graph, members: list[int], visited: list[bool], link_done: set[int],
+                      bridges: set[int], rng: random.Random | None = None) -> tuple | None:
     """The shortest path from a visited switch of ``members`` through new
     switches back to a visited one (§2.2), or None when none is left.
 
@@ -356,17 +400,28 @@ def _shortest_segment(graph, members, visited, link_done, bridges, rng=None):
     Among equally short segments the first found wins (earliest visited
     end, lowest link ids), or, given ``rng``, a random one.
     """
-    dist, branch, parent = {}, {}, {}
+    offers, parent = _segment_search(graph, members, visited, link_done, bridges)
+    if offers.best is None:
+        return None
+    ties = [o for o in offers.found if o[0] == offers.best]
+    _length, y, closing, z = ties[0] if rng is None else ties[rng.randrange(len(ties))]
+    first_switches, first_links, first_end = _chain(parent, y)
+    if visited[z]:
+        return first_switches, first_links + [closing], (first_end, z)
+    last_switches, last_links, last_end = _chain(parent, z)
+    return (first_switches + last_switches[::-1], first_links + [closing] + last_links[::-1],
+            (first_end, last_end))
+
+
+def _segment_search(graph: _Graph, members: list[int], visited: list[bool], link_done: set[int],
+                    bridges: set[int]) -> tuple[_Offers, dict[int, tuple[int, int]]]:
+    """The BFS of :func:`_shortest_segment`: the closing links it offers,
+    and per new switch reached ``(link entered by, previous switch)``."""
+    dist: dict[int, int] = {}
+    branch: dict[int, int] = {}
+    parent: dict[int, tuple[int, int]] = {}
     frontier = []
-    offers = []  # (length, y, closing_link, z)
-    best = None
-
-    def offer(length, y, link, z):
-        nonlocal best
-        if best is None or length <= best:
-            best = length
-            offers.append((length, y, link, z))
-
+    offers = _Offers()
     for u in members:
         for link, x in graph.adj[u]:
             if link in link_done or link in bridges or visited[x]:
@@ -375,48 +430,40 @@ def _shortest_segment(graph, members, visited, link_done, bridges, rng=None):
                 dist[x], branch[x], parent[x] = 1, link, (link, u)
                 frontier.append(x)
             else:
-                offer(2, x, link, u)
+                offers.offer(2, x, link, u)
     level = 1
-    while frontier and (best is None or level + 1 <= best):
+    while frontier and (offers.best is None or level + 1 <= offers.best):
         nxt = []
         for y in frontier:
             for link, z in graph.adj[y]:
                 if link == parent[y][0] or link in link_done or link in bridges:
                     continue
                 if visited[z]:
-                    offer(dist[y] + 1, y, link, z)
+                    offers.offer(dist[y] + 1, y, link, z)
                 elif z in dist:
                     if branch[z] != branch[y]:
-                        offer(dist[y] + dist[z] + 1, y, link, z)
+                        offers.offer(dist[y] + dist[z] + 1, y, link, z)
                 else:
                     dist[z], branch[z], parent[z] = dist[y] + 1, branch[y], (link, y)
                     nxt.append(z)
         frontier = nxt
         level += 1
-    if best is None:
-        return None
-    ties = [o for o in offers if o[0] == best]
-    _length, y, closing, z = ties[0] if rng is None else ties[rng.randrange(len(ties))]
+    return offers, parent
 
-    def chain(i):
-        """New switches and links from the visited part to ``i``."""
-        switches, links = [], []
-        while i in parent:
-            switches.append(i)
-            link, i = parent[i]
-            links.append(link)
-        return switches[::-1], links[::-1], i
 
-    first_switches, first_links, first_end = chain(y)
-    if visited[z]:
-        return first_switches, first_links + [closing], (first_end, z)
-    last_switches, last_links, last_end = chain(z)
-    return (first_switches + last_switches[::-1], first_links + [closing] + last_links[::-1],
-            (first_end, last_end))
+def _chain(parent: dict[int, tuple[int, int]], i: int) -> tuple[list[int], list[int], int]:
+    """New switches and links from the visited part to ``i``, and the
+    visited switch the chain starts from."""
+    switches, links = [], []
+    while i in parent:
+        switches.append(i)
+        link, i = parent[i]
+        links.append(link)
+    return switches[::-1], links[::-1], i
 
 
 # ---------------------------------------------------------------- turn price
-def turn_traffic(graph, turns, max_sources=TRAFFIC_MAX_SOURCES):
+def turn_traffic(graph: _Graph, turns: Any, max_sources: int = TRAFFIC_MAX_SOURCES) -> np.ndarray:
     """Traffic over each turn under unrestricted shortest-path routing.
 
     ``turns``: int array ``(k, 3)`` of switch indexes ``(a, w, b)`` (a turn
@@ -588,7 +635,7 @@ def _attempt(graph, opts, restart):
     return raw, chosen, alternatives
 
 
-def segmentation(topology, down=(), **options):
+def segmentation(topology: Topology, down: Any = (), **options: Any) -> Segmentation:
     """Segments, subnets, bridge links, terminal switches and the chosen
     restriction per segment (§2.1-§2.2) for the links that are up and not
     in ``down``, before any search: the canonical segmentation from the
@@ -612,7 +659,7 @@ def _prohibited(topology, graph, chosen):
     return turns
 
 
-def channel_loads(routing_function, hosts=False):
+def channel_loads(routing_function: RoutingFunction, hosts: bool = False) -> np.ndarray:
     """Load per channel under uniform all-to-all traffic (an array indexed
     by channel id): the number of ordered switch pairs whose path crosses
     it, or with ``hosts`` the number of ordered host pairs (hosts at the
@@ -650,7 +697,7 @@ def _score(load):
     return (float(load.max()) if len(load) else 0.0, float((load ** 2).sum()))
 
 
-def route(topology, down=(), **options):
+def route(topology: Topology, down: Any = (), **options: Any) -> RoutingFunction:
     """Segment-based routing of ``topology`` avoiding ``down`` links.
 
     Options (all deterministic given ``seed``):
@@ -671,7 +718,7 @@ def route(topology, down=(), **options):
     """
     avoided, graph = _prepare(topology, down)
     opts = _options(options, graph.n)
-    best = None
+    best: Any = None
     for restart in range(opts["restarts"]):
         raw, chosen, alternatives = _attempt(graph, opts, restart)
         routing = select_paths(topology, _prohibited(topology, graph, chosen), NAME,

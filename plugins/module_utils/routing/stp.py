@@ -20,17 +20,24 @@ reproduce that.
 
 from __future__ import annotations
 
-from .base import check_options, down_set, select_paths
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .base import RoutingFunction, check_options, down_set, select_paths
 from .updown import root_and_levels
+
+if TYPE_CHECKING:
+    from ..topology import Topology
 
 NAME = "stp"
 
 
-def tree_links(topology, levels, avoided):
+def tree_links(topology: Topology, levels: np.ndarray, avoided: frozenset[int]) -> frozenset[int]:
     """Indexes of the links of the BFS tree (see the module doc)."""
     names = topology.switch_names()
     index = {name: i for i, name in enumerate(names)}
-    parent_link = {}
+    parent_link: dict[int, tuple[int, int]] = {}
     for link in topology.links:
         if link.index in avoided:
             continue
@@ -44,7 +51,7 @@ def tree_links(topology, levels, avoided):
     return frozenset(link for _parent, link in parent_link.values())
 
 
-def route(topology, down=(), **options):
+def route(topology: Topology, down: Any = (), **options: Any) -> RoutingFunction:
     """Spanning-tree routing; see the module doc."""
     check_options(NAME, options, {"root"})
     avoided = down_set(topology, down)

@@ -63,9 +63,12 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .base import RoutingError, check_options, down_set, select_paths, switch_option
+from .base import RoutingError, RoutingFunction, check_options, down_set, select_paths, switch_option
+
+if TYPE_CHECKING:
+    from ..topology import Topology
 
 NAME = "tbtp"
 OPTIONS = {"root", "tree", "rule", "order"}
@@ -83,10 +86,12 @@ class TurnProhibition(NamedTuple):
     total_turns: int           # all turns between usable links, U-turns excluded
 
     @property
-    def prohibited_fraction(self):
+    def prohibited_fraction(self) -> float:
+        """Prohibited turns over all turns (at most 1/2 under rule auto)."""
         return len(self.prohibited) / self.total_turns if self.total_turns else 0.0
 
-    def to_data(self):
+    def to_data(self) -> dict[str, Any]:
+        """Plain data (JSON-serialisable)."""
         return {"root": self.root, "tree_links": sorted(self.tree_links),
                 "order": [list(step) for step in self.order],
                 "prohibited": [list(turn) for turn in sorted(self.prohibited)],
@@ -94,16 +99,18 @@ class TurnProhibition(NamedTuple):
                 "prohibited_fraction": self.prohibited_fraction}
 
 
-def _leave(ends, link, i):
+def _leave(ends: dict[int, tuple[int, int]], link: int, i: int) -> int:
     """Channel of ``link`` leaving switch index ``i``."""
     return 2 * link if ends[link][0] == i else 2 * link + 1
 
 
-def _arrive(ends, link, i):
+def _arrive(ends: dict[int, tuple[int, int]], link: int, i: int) -> int:
+    """Channel of ``link`` entering switch index ``i``."""
     return _leave(ends, link, i) ^ 1
 
 
-def _spanning_tree(n, adj, root):
+def _spanning_tree(n: int, adj: list[list[tuple[int, int]]],
+                   root: int) -> tuple[frozenset[int], list[int | None], list[int], list[int]]:
     """802.1D-like tree: BFS from ``root``; each switch's root port goes to
     the neighbour nearest the root, ties to the lower switch id, then the
     lower link id. Returns (tree link ids, parent link per switch, unreached)."""
@@ -118,7 +125,7 @@ def _spanning_tree(n, adj, root):
             if dist[j] < 0:
                 dist[j] = dist[i] + 1
                 queue.append(j)
-    parent_link = [None] * n
+    parent_link: list[int | None] = [None] * n
     for i in order[1:]:
         parent_link[i] = min((dist[j], j, link) for link, j in adj[i] if dist[j] == dist[i] - 1)[2]
     unreached = [i for i in range(n) if dist[i] < 0]
@@ -126,7 +133,8 @@ def _spanning_tree(n, adj, root):
             unreached, dist)
 
 
-def _given_tree(topology, refs, ends, n, root):
+def _given_tree(topology: Topology, refs: Any, ends: dict[int, tuple[int, int]], n: int,
+                root: int) -> tuple[frozenset[int], list[int]]:
     """Validate option ``tree`` (link references forming a spanning tree of
     the usable links); return (tree link ids, depth per switch)."""
     if isinstance(refs, (str, int)):
@@ -158,7 +166,7 @@ def _given_tree(topology, refs, ends, n, root):
     if len(tree) != n - 1:
         raise RoutingError("%s: option tree: %d links do not span %d switches (a spanning tree "
                            "has %d)" % (NAME, len(tree), n, n - 1))
-    adj = [[] for _unused in range(n)]
+    adj: list[list[tuple[int, int]]] = [[] for _unused in range(n)]
     for link in tree:
         a, b = ends[link]
         adj[a].append((link, b))
@@ -167,7 +175,7 @@ def _given_tree(topology, refs, ends, n, root):
     return tree, depth
 
 
-def turn_prohibition(topology, down=(), **options):
+def turn_prohibition(topology: Topology, down: Any = (), **options: Any) -> TurnProhibition:
     """Run TBTP on the links that are up and not in ``down``; return a
     :class:`TurnProhibition`. Raises RoutingError naming unreachable
     switches or a bad option."""
@@ -186,8 +194,21 @@ def turn_prohibition(topology, down=(), **options):
     if order_option not in ORDERS:
         raise RoutingError("%s: option order=%r is not one of %s"
                            % (NAME, order_option, ", ".join(ORDERS)))
+    adj, ends = _usable_links(topology, avoided, names)
+    tree, depth = _tree(topology, options.get("tree"), adj, ends, root, names)
+    total_turns = sum(len(links) * (len(links) - 1) for links in adj)
+    deletion = _Deletion(names, adj, ends, tree, rule_option, order_option, depth)
+    deletion.run()
+    return TurnProhibition(names[root], tree, tuple(deletion.order),
+                           frozenset(deletion.prohibited), total_turns)
+
+
+def _usable_links(topology: Topology, avoided: frozenset[int],
+                  names: list[str]) -> tuple[list[list[tuple[int, int]]], dict[int, tuple[int, int]]]:
+    """Per switch index its ``(link, neighbour)`` over the links that are up
+    and not avoided, and per such link its two end switch indexes."""
     index = {name: i for i, name in enumerate(names)}
-    adj = [[] for _unused in range(n)]
+    adj: list[list[tuple[int, int]]] = [[] for _unused in range(len(names))]
     ends = {}
     for link in topology.links:
         if link.index in avoided or link.state != "up":
@@ -196,59 +217,108 @@ def turn_prohibition(topology, down=(), **options):
         ends[link.index] = (a, b)
         adj[a].append((link.index, b))
         adj[b].append((link.index, a))
+    return adj, ends
+
+
+def _tree(topology: Topology, given: Any, adj: list[list[tuple[int, int]]],
+          ends: dict[int, tuple[int, int]], root: int,
+          names: list[str]) -> tuple[frozenset[int], list[int]]:
+    """The spanning tree (802.1D, or option ``tree`` when ``given``) and the
+    depth of every switch in it; RoutingError naming unreachable switches."""
+    n = len(names)
     tree, _parent, unreached, depth = _spanning_tree(n, adj, root)
-    if not unreached and options.get("tree") is not None:
-        tree, depth = _given_tree(topology, options["tree"], ends, n, root)
+    if not unreached and given is not None:
+        tree, depth = _given_tree(topology, given, ends, n, root)
     if unreached:
         shown = ", ".join(names[i] for i in unreached[:10])
         more = " and %d more" % (len(unreached) - 10) if len(unreached) > 10 else ""
         raise RoutingError("%s: switch%s %s%s cannot be reached from %s over links that are up"
                            % (NAME, "es" if len(unreached) > 1 else "", shown, more, names[root]))
-    total_turns = sum(len(links) * (len(links) - 1) for links in adj)
+    return tree, depth
 
-    alive = [True] * n
-    degree = [len(links) for links in adj]
-    tree_degree = [sum(1 for link, _j in links if link in tree) for links in adj]
 
-    def price(v):
+class _Deletion:
+    """TBTP's steps (module doc): delete a leaf of the remaining spanning
+    tree at a time, the cheapest first, deciding every turn at or next to it
+    by rule A or B."""
+
+    def __init__(self, names: list[str], adj: list[list[tuple[int, int]]],
+                 ends: dict[int, tuple[int, int]], tree: frozenset[int], rule_option: str,
+                 order_option: str, depth: list[int]) -> None:
+        n = len(names)
+        self.names, self.adj, self.ends, self.tree = names, adj, ends, tree
+        self.rule_option, self.order_option, self.depth = rule_option, order_option, depth
+        self.alive = [True] * n
+        self.degree = [len(links) for links in adj]
+        self.tree_degree = [sum(1 for link, _j in links if link in tree) for links in adj]
+        self.version = [0] * n
+        self.heap: list[tuple[int, int, int]] = []
+        self.prohibited: set[tuple[int, int]] = set()
+        self.order: list[tuple[str, str, int]] = []
+
+    def price(self, v: int) -> tuple[int, str]:
         """(turns prohibited, rule) for deleting leaf ``v`` now."""
-        d = degree[v]
+        d = self.degree[v]
         around = d * (d - 1)
-        shared = {}  # neighbour -> links it shares with v (parallel links)
+        shared: dict[int, int] = {}  # neighbour -> links it shares with v (parallel links)
         starting = 0
-        for link, a in adj[v]:
-            if alive[a]:
+        for link, a in self.adj[v]:
+            if self.alive[a]:
                 shared[a] = shared.get(a, 0) + 1
-                if link in tree:  # tree-tree turns at a stay allowed
-                    starting -= 2 * (tree_degree[a] - 1)
+                if link in self.tree:  # tree-tree turns at a stay allowed
+                    starting -= 2 * (self.tree_degree[a] - 1)
         for a, p in shared.items():
             # Turns at a using at least one of its p links to v: a turn
             # between two of them goes from v back to v and counts once.
-            starting += 2 * p * (degree[a] - 1) - p * (p - 1)
-        if rule_option == "around" or (rule_option == "auto" and around <= starting):
+            starting += 2 * p * (self.degree[a] - 1) - p * (p - 1)
+        if self.rule_option == "around" or (self.rule_option == "auto" and around <= starting):
             return around, "A"
         return starting, "B"
 
-    version = [0] * n
-    heap = []
+    def push(self, v: int) -> None:
+        """(Re)queue leaf ``v`` with its current key; older entries go stale."""
+        self.version[v] += 1
+        key = self.price(v)[0] if self.order_option == "fewest" else -self.depth[v]
+        heapq.heappush(self.heap, (key, v, self.version[v]))
 
-    def push(v):
-        version[v] += 1
-        key = price(v)[0] if order_option == "fewest" else -depth[v]
-        heapq.heappush(heap, (key, v, version[v]))
+    def run(self) -> None:
+        """Delete leaves until every switch is gone."""
+        for v in range(len(self.names)):
+            if self.tree_degree[v] <= 1:
+                self.push(v)
+        while self.heap:
+            _cost, v, stamp = heapq.heappop(self.heap)
+            if not self.alive[v] or stamp != self.version[v] or self.tree_degree[v] > 1:
+                continue
+            self.delete(v)
 
-    for v in range(n):
-        if tree_degree[v] <= 1:
-            push(v)
-    prohibited = set()
-    order = []
-    while heap:
-        _cost, v, stamp = heapq.heappop(heap)
-        if not alive[v] or stamp != version[v] or tree_degree[v] > 1:
-            continue
-        cost, rule = price(v)
-        links = [(link, a) for link, a in adj[v] if alive[a]]
-        before = len(prohibited)
+    def delete(self, v: int) -> None:
+        """One step: decide the turns at and next to leaf ``v``, remove it,
+        and requeue the switches whose price may have changed."""
+        cost, rule = self.price(v)
+        links = [(link, a) for link, a in self.adj[v] if self.alive[a]]
+        before = len(self.prohibited)
+        self.prohibit(v, links, rule)
+        if len(self.prohibited) - before != cost:  # every turn is decided exactly once
+            raise RoutingError("%s: internal error: step at %s prohibited %d turns, priced %d"
+                               % (NAME, self.names[v], len(self.prohibited) - before, cost))
+        self.order.append((self.names[v], rule, cost))
+        self.alive[v] = False
+        touched = set()
+        for link, a in links:
+            self.degree[a] -= 1
+            if link in self.tree:
+                self.tree_degree[a] -= 1
+            touched.add(a)
+            touched.update(b for _l, b in self.adj[a] if self.alive[b])
+        for u in touched:
+            if self.alive[u] and self.tree_degree[u] <= 1:
+                self.push(u)
+
+    def prohibit(self, v: int, links: list[tuple[int, int]], rule: str) -> None:
+        """Rule A: the turns around ``v``; rule B: the turns starting or
+        ending at ``v`` unless both links are tree links."""
+        ends, prohibited = self.ends, self.prohibited
         if rule == "A":
             for l1, _a in links:
                 for l2, _b in links:
@@ -256,30 +326,14 @@ def turn_prohibition(topology, down=(), **options):
                         prohibited.add((_arrive(ends, l1, v), _leave(ends, l2, v)))
         else:
             for link, a in links:
-                for other, b in adj[a]:
-                    if other == link or not alive[b] or (link in tree and other in tree):
+                for other, b in self.adj[a]:
+                    if other == link or not self.alive[b] or (link in self.tree and other in self.tree):
                         continue
                     prohibited.add((_leave(ends, link, v), _leave(ends, other, a)))
                     prohibited.add((_arrive(ends, other, a), _leave(ends, link, a)))
-        if len(prohibited) - before != cost:  # every turn is decided exactly once
-            raise RoutingError("%s: internal error: step at %s prohibited %d turns, priced %d"
-                               % (NAME, names[v], len(prohibited) - before, cost))
-        order.append((names[v], rule, cost))
-        alive[v] = False
-        touched = set()
-        for link, a in links:
-            degree[a] -= 1
-            if link in tree:
-                tree_degree[a] -= 1
-            touched.add(a)
-            touched.update(b for _l, b in adj[a] if alive[b])
-        for u in touched:
-            if alive[u] and tree_degree[u] <= 1:
-                push(u)
-    return TurnProhibition(names[root], tree, tuple(order), frozenset(prohibited), total_turns)
 
 
-def route(topology, down=(), **options):
+def route(topology: Topology, down: Any = (), **options: Any) -> RoutingFunction:
     """TBTP routing: the turns of :func:`turn_prohibition` are prohibited,
     paths are the shortest legal ones, balanced (:func:`.base.select_paths`).
     The returned RoutingFunction carries the :class:`TurnProhibition` as

@@ -29,10 +29,15 @@ Options: ``balance`` (default true; see :func:`select_paths`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
-from .base import RoutingError, _Arrays, check_options, down_set, select_paths
+from .base import RoutingError, RoutingFunction, _Arrays, check_options, down_set, select_paths
 from .dor import Grid
+
+if TYPE_CHECKING:
+    from ..topology import Topology
 
 NAME = "turn_model"
 MODELS = ("west_first", "north_last", "negative_first")
@@ -46,7 +51,7 @@ FORBIDDEN = {
 }
 
 
-def prohibited_turns(topology, model, down=()):
+def prohibited_turns(topology: Topology, model: str, down: Any = ()) -> tuple[np.ndarray, frozenset[int]]:
     """The turns ``model`` forbids on ``topology`` as an ``(k, 2)`` array,
     plus the links it leaves unused."""
     if model not in FORBIDDEN:
@@ -69,7 +74,7 @@ def prohibited_turns(topology, model, down=()):
     return np.stack([ins[forbidden], outs[forbidden]], axis=1), blocked
 
 
-def route(topology, down=(), model="west_first", **options):
+def route(topology: Topology, down: Any = (), model: str = "west_first", **options: Any) -> RoutingFunction:
     """Route ``topology`` with turn model ``model`` (see the module doc)."""
     check_options(model, options, {"balance"})
     prohibited, blocked = prohibited_turns(topology, model, down)
@@ -83,21 +88,22 @@ def route(topology, down=(), model="west_first", **options):
                            "down; try another turn model or segment" % (exc, model)) from None
 
 
-def west_first(topology, down=(), **options):
+def west_first(topology: Topology, down: Any = (), **options: Any) -> RoutingFunction:
     """West-first turn model routing."""
     return route(topology, down=down, model="west_first", **options)
 
 
-def north_last(topology, down=(), **options):
+def north_last(topology: Topology, down: Any = (), **options: Any) -> RoutingFunction:
     """North-last turn model routing."""
     return route(topology, down=down, model="north_last", **options)
 
 
-def negative_first(topology, down=(), **options):
+def negative_first(topology: Topology, down: Any = (), **options: Any) -> RoutingFunction:
     """Negative-first turn model routing."""
     return route(topology, down=down, model="negative_first", **options)
 
 
-west_first.NAME = "west_first"
-north_last.NAME = "north_last"
-negative_first.NAME = "negative_first"
+# Engine names on the functions themselves; mypy does not know function attributes.
+west_first.NAME = "west_first"  # type: ignore[attr-defined]
+north_last.NAME = "north_last"  # type: ignore[attr-defined]
+negative_first.NAME = "negative_first"  # type: ignore[attr-defined]

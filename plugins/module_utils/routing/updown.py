@@ -27,11 +27,16 @@ Options:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 from scipy import sparse
 from scipy.sparse import csgraph
 
-from .base import RoutingError, _Arrays, check_options, down_set, select_paths, switch_option
+from .base import RoutingError, RoutingFunction, _Arrays, check_options, down_set, select_paths, switch_option
+
+if TYPE_CHECKING:
+    from ..topology import Topology
 
 NAME = "updown"
 
@@ -39,14 +44,15 @@ NAME = "updown"
 _CHUNK_CELLS = 1 << 24
 
 
-def _adjacency(topology, avoided):
+def _adjacency(topology: Topology, avoided: frozenset[int]) -> sparse.csr_matrix:
+    """Switch adjacency over the usable channels (sparse, directed)."""
     arrays = _Arrays(topology, avoided)
     usable = np.flatnonzero(arrays.usable)
     return sparse.csr_matrix((np.ones(len(usable)), (arrays.src[usable], arrays.dst[usable])),
                              shape=(arrays.n, arrays.n))
 
 
-def _check_connected(topology, adjacency, engine):
+def _check_connected(topology: Topology, adjacency: sparse.csr_matrix, engine: str) -> None:
     """Refuse a fabric the usable links split, naming the smaller parts."""
     count, labels = csgraph.connected_components(adjacency, directed=False)
     if count <= 1:
@@ -60,7 +66,7 @@ def _check_connected(topology, adjacency, engine):
                        % (engine, len(cut), "" if len(cut) == 1 else "es", shown))
 
 
-def default_root(topology, avoided=frozenset(), engine=NAME):
+def default_root(topology: Topology, avoided: frozenset[int] = frozenset(), engine: str = NAME) -> int:
     """Index of the switch with the least eccentricity over usable links,
     ties to the lowest id."""
     n = len(topology.switches)
@@ -77,7 +83,8 @@ def default_root(topology, avoided=frozenset(), engine=NAME):
     return int(np.argmin(eccentricity))  # argmin returns the first, i.e. lowest id
 
 
-def root_and_levels(topology, avoided, root=None, engine=NAME):
+def root_and_levels(topology: Topology, avoided: frozenset[int], root: str | None = None,
+                    engine: str = NAME) -> tuple[int, np.ndarray]:
     """The root index (option ``root`` or :func:`default_root`) and every
     switch's BFS level from it over usable links (ints)."""
     if root is None:
@@ -93,7 +100,7 @@ def root_and_levels(topology, avoided, root=None, engine=NAME):
     return root_index, levels.astype(np.int64)
 
 
-def prohibited_turns(topology, levels, avoided):
+def prohibited_turns(topology: Topology, levels: np.ndarray, avoided: frozenset[int]) -> np.ndarray:
     """Down -> up turns as an ``(k, 2)`` array, for the given BFS levels."""
     arrays = _Arrays(topology, avoided)
     order = levels * (arrays.n + 1) + np.arange(arrays.n)  # (level, id) as one number
@@ -103,7 +110,7 @@ def prohibited_turns(topology, levels, avoided):
     return np.stack([ins[forbidden], outs[forbidden]], axis=1)
 
 
-def route(topology, down=(), **options):
+def route(topology: Topology, down: Any = (), **options: Any) -> RoutingFunction:
     """Up*/down* routing; see the module doc."""
     check_options(NAME, options, {"root", "balance"})
     avoided = down_set(topology, down)
