@@ -40,7 +40,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol
 
 from .errors import EtherclusterError
 from .fabric_state import (
@@ -51,11 +53,28 @@ from .fabric_state import (
     parse_port_bytes,
 )
 from .platforms import ovs
-from .topology import topology_from_data
+from .topology import Link, Topology, topology_from_data
 
 ACTIONS = ("off", "on", "speed")
 RUNNABLE_PLATFORMS = ("ovs",)
 POLL_S = 0.2
+
+# A switch's intent entry, a parsed switch state, a step: plain data.
+Data = dict[str, Any]
+
+
+class Driver(Protocol):
+    """How the executor reaches the switches (:class:`OvsDriver`; tests use
+    an in-memory one)."""
+
+    def read(self, switch: str) -> Data:
+        """The parsed state of ``switch`` (:func:`.platforms.ovs.parse_state`)."""
+
+    def write(self, switch: str, changes: Any, desired: Any, current: Data) -> None:
+        """Write ``changes`` (towards ``desired``) to ``switch``."""
+
+    def carrier(self, switch: str, port: str) -> str:
+        """``"up"`` or ``"down"``: the carrier of a port."""
 
 
 class TransitionRunError(EtherclusterError):
@@ -63,7 +82,7 @@ class TransitionRunError(EtherclusterError):
     results of the steps run so far; the message names the failed step,
     what the switches hold and how to resume."""
 
-    def __init__(self, message, steps=()):
+    def __init__(self, message: str, steps: Iterable[Data] = ()) -> None:
         super().__init__(message)
         self.steps = list(steps)
 
@@ -74,14 +93,15 @@ class OvsDriver:
     :class:`.platforms.ssh.Session` (or anything with ``run(script, what,
     timeout)`` and ``close()``); sessions are opened once and kept."""
 
-    def __init__(self, open_session, bridges=None, timeout=30.0):
+    def __init__(self, open_session: Callable[[str], Any], bridges: dict[str, str] | None = None,
+                 timeout: float = 30.0) -> None:
         self.open_session = open_session
         self.bridges = dict(bridges or {})
         self.timeout = timeout
-        self._sessions = {}
+        self._sessions: dict[str, Any] = {}
         self._lock = threading.Lock()
 
-    def _session(self, switch):
+    def _session(self, switch: str) -> Any:
         with self._lock:
             session = self._sessions.get(switch)
         if session is None:
@@ -90,18 +110,21 @@ class OvsDriver:
                 self._sessions[switch] = session
         return session
 
-    def bridge(self, switch):
+    def bridge(self, switch: str) -> str:
+        """The OVS bridge of ``switch``."""
         return self.bridges.get(switch) or ovs.DEFAULT_BRIDGE
 
-    def read(self, switch):
+    def read(self, switch: str) -> Data:
+        """Read and parse the switch's state (one SSH round trip)."""
         text = self._session(switch).run(ovs.read_script(self.bridge(switch)), "read")
         return ovs.parse_state(text)
 
-    def write(self, switch, changes, desired, current):
+    def write(self, switch: str, changes: Any, desired: Any, current: Data) -> None:
+        """Write the changes (one SSH round trip, the pipeline swapped atomically)."""
         self._session(switch).run(ovs.write_script(changes, desired, current, self.bridge(switch)),
                                   "write", timeout=self.timeout + float(current.get("gap") or 0))
 
-    def carrier(self, switch, port):
+    def carrier(self, switch: str, port: str) -> str:
         """``"up"`` or ``"down"``: the carrier (``LINK_DOWN`` state) of the port."""
         text = self._session(switch).run(
             "ovs-ofctl -O %s dump-ports-desc --no-names %s %s\n"
@@ -112,12 +135,13 @@ class OvsDriver:
             raise TransitionRunError("%s: no OpenFlow port %s" % (switch, port))
         return "down" if entry["link"] == "down" or entry["admin"] == "down" else "up"
 
-    def counters(self, switch):
+    def counters(self, switch: str) -> dict[str, dict[str, int]]:
         """``{port: {"rx_bytes", "tx_bytes", ...}}`` of the switch (dump-ports)."""
         text = self._session(switch).run(counters_script(self.bridge(switch)), "counters")
         return parse_port_bytes(text)
 
-    def close(self):
+    def close(self) -> None:
+        """Close every session opened (best effort)."""
         with self._lock:
             sessions, self._sessions = list(self._sessions.values()), {}
         for session in sessions:
@@ -128,7 +152,9 @@ class OvsDriver:
 
 
 # ------------------------------------------------------------------ reading
-def _pool(function, items, parallel=True, workers=32):
+def _pool(function: Callable[[Any], Any], items: Iterable[Any], parallel: bool = True,
+          workers: int = 32) -> list[Any]:
+    """``function`` over ``items``, in threads when ``parallel`` (results in order)."""
     items = list(items)
     if not parallel or len(items) < 2 or workers <= 1:
         return [function(item) for item in items]
@@ -136,28 +162,28 @@ def _pool(function, items, parallel=True, workers=32):
         return list(pool.map(function, items))
 
 
-def read_states(driver, switches):
+def read_states(driver: Driver, switches: list[str]) -> dict[str, Data]:
     """``{switch: parsed state}`` of every switch, read in parallel."""
     return dict(zip(switches, _pool(driver.read, switches)))
 
 
-def read_counters(driver, switches):
+def read_counters(driver: Any, switches: list[str]) -> dict[str, dict[str, dict[str, int]]]:
     """``{switch: {port: counters}}`` of every switch, read in parallel."""
     return dict(zip(switches, _pool(driver.counters, switches)))
 
 
-def holds(state, entry, switch):
+def holds(state: Data, entry: Data, switch: str) -> bool:
     """True when the parsed ``state`` already holds intent ``entry``."""
     return not ovs.compare(state, ovs.render(entry, switch), switch).changed
 
 
-def differing(states, entries):
+def differing(states: dict[str, Data], entries: dict[str, Data]) -> list[str]:
     """Switches of ``entries`` ({switch: intent entry}) whose state differs."""
     return [switch for switch, entry in entries.items()
             if not holds(states[switch], entry, switch)]
 
 
-def cumulative_states(before, steps):
+def cumulative_states(before: dict[str, Data], steps: list[Data]) -> list[dict[str, Data]]:
     """The fabric's intended state before the first step (index 0) and after
     each step (index i): ``[{switch: entry}, ...]``, ``len(steps) + 1`` long."""
     current = dict(before)
@@ -168,7 +194,7 @@ def cumulative_states(before, steps):
     return result
 
 
-def resume_index(before, steps, states):
+def resume_index(before: dict[str, Data], steps: list[Data], states: dict[str, Data]) -> int | None:
     """Where a transition stands on switches holding ``states``: the number
     of steps already done (0: none, ``len(steps)``: all), or None when the
     switches hold none of its states.
@@ -197,13 +223,14 @@ def resume_index(before, steps, states):
 
 
 # ------------------------------------------------------------- the steps
-def _push(step, driver, states, max_parallel=None):
+def _push(step: Data, driver: Driver, states: dict[str, Any], max_parallel: int | None = None) -> list[str]:
     """Carry out a push step; return the switches written. A parallel step
     pushes at most ``max_parallel`` switches at once (None: all)."""
     entries = step.get("switches") or {}
-    changed, lock = [], threading.Lock()
+    changed: list[str] = []
+    lock = threading.Lock()
 
-    def one(switch):
+    def one(switch: str) -> None:
         desired = ovs.render(entries[switch], switch)
         current = driver.read(switch)
         changes = ovs.compare(current, desired, switch)
@@ -219,7 +246,9 @@ def _push(step, driver, states, max_parallel=None):
     return sorted(changed, key=order.index)
 
 
-def _wait_carrier(step, driver, sleep, clock, poll_s):
+def _wait_carrier(step: Data, driver: Driver, sleep: Callable[[float], Any], clock: Callable[[], float],
+                  poll_s: float) -> dict[str, str]:
+    """Poll both ends of the step's link until their carrier is as wanted."""
     link = step["link"]
     ends = [link["a"], link["b"]] if isinstance(link, dict) else list(link)
     want = "up" if step.get("up", True) else "down"
@@ -242,8 +271,10 @@ def _wait_carrier(step, driver, sleep, clock, poll_s):
         sleep(poll_s)
 
 
-def run_steps(steps, driver, start=0, log=None, sleep=time.sleep, clock=time.monotonic,
-              wall=time.time, poll_s=POLL_S, max_parallel=None):
+def run_steps(steps: list[Data], driver: Driver, start: int = 0, log: Callable[[Data], Any] | None = None,
+              sleep: Callable[[float], Any] = time.sleep, clock: Callable[[], float] = time.monotonic,
+              wall: Callable[[], float] = time.time, poll_s: float = POLL_S,
+              max_parallel: int | None = None) -> list[Data]:
     """Run ``steps[start:]`` in order; return one result per step run:
     ``{"index", "kind", "name", "changed": [switches], "seconds", "start",
     "end"}`` (wall-clock times, for attributing probe losses).
@@ -252,14 +283,15 @@ def run_steps(steps, driver, start=0, log=None, sleep=time.sleep, clock=time.mon
 
     Raises :class:`TransitionRunError` at the first failing step (naming
     it) with the results so far in ``.steps``."""
-    results, states = [], {}
+    results: list[Data] = []
+    states: dict[str, Any] = {}
     for position in range(start, len(steps)):
         step = steps[position]
         kind = step.get("kind")
         name = step.get("name") or kind
         started, started_wall = clock(), wall()
-        entry = {"index": step.get("index", position + 1), "kind": kind, "name": name,
-                 "changed": [], "start": round(started_wall, 3)}
+        entry: Data = {"index": step.get("index", position + 1), "kind": kind, "name": name,
+                       "changed": [], "start": round(started_wall, 3)}
         try:
             if kind == "push":
                 entry["changed"] = _push(step, driver, states, max_parallel)
@@ -291,7 +323,7 @@ def run_steps(steps, driver, start=0, log=None, sleep=time.sleep, clock=time.mon
 
 
 # -------------------------------------------------------------- executor
-def current_topology(topology, state):
+def current_topology(topology: Topology, state: Data) -> Topology:
     """``topology`` with the speeds the switches run at (links whose ends
     agree); link states stay as the file says (the down links are passed
     to the planner as ``current_down``)."""
@@ -304,7 +336,7 @@ def current_topology(topology, state):
     return topology_from_data(data, topology.source) if changed else topology
 
 
-def check_platforms(topology):
+def check_platforms(topology: Topology) -> None:
     """Refuse switches on a platform the executor cannot run yet."""
     others = sorted("%s (%s)" % (sw.name, sw.platform) for sw in topology.switches.values()
                     if sw.platform not in RUNNABLE_PLATFORMS)
@@ -314,7 +346,8 @@ def check_platforms(topology):
             "platform: %s. Nothing was done." % (", ".join(RUNNABLE_PLATFORMS), ", ".join(others)))
 
 
-def _candidates(topology, action, link_index, speed_mbps, state):
+def _candidates(topology: Topology, action: str, link_index: int, speed_mbps: int | None,
+                state: Data) -> list[tuple[str, frozenset[int], int | None]]:
     """The transition inputs (``current_down``, ``current_bank``, speeds)
     the switches may be in the middle of, most likely first: the state as
     read, then the state before an earlier run of the same transition."""
@@ -323,14 +356,14 @@ def _candidates(topology, action, link_index, speed_mbps, state):
     banks += [bank for bank in ("A", "B") if bank not in banks]
     downs = [read_down, read_down - {link_index}, read_down | {link_index}]
     link = state["links"][link_index]
-    speeds = [None]
+    speeds: list[int | None] = [None]
     if action == "speed":
         seen = [end["speed_mbps"] for end in link["ends"].values()] + [link["topology_speed_mbps"]]
         speeds = []
         for value in seen:
             if value is not None and value != speed_mbps and value not in speeds:
                 speeds.append(value)
-    result = []
+    result: list[tuple[str, frozenset[int], int | None]] = []
     for bank in banks:
         for down in downs:
             if action == "off" and link_index in down:
@@ -344,7 +377,8 @@ def _candidates(topology, action, link_index, speed_mbps, state):
     return result
 
 
-def _with_speed(topology, link_index, speed):
+def _with_speed(topology: Topology, link_index: int, speed: int | None) -> Topology:
+    """``topology`` with the link running at ``speed`` (None: as it is)."""
     if speed is None or topology.links[link_index].speed_mbps == speed:
         return topology
     data = topology.to_data()
@@ -352,8 +386,9 @@ def _with_speed(topology, link_index, speed):
     return topology_from_data(data, topology.source)
 
 
-def prepare(topology, action, link, driver, planner, settled_intent, speed_mbps=None,
-            planner_options=None):
+def prepare(topology: Topology, action: str, link: Any, driver: Driver, planner: Callable[..., Any],
+            settled_intent: Callable[[Topology, tuple[int, ...], str | None], Data],
+            speed_mbps: int | None = None, planner_options: dict[str, Any] | None = None) -> Data:
     """Read the switches and find the transition to run and where it stands.
 
     ``planner(topology, action, link, current_down=..., current_bank=...,
@@ -366,6 +401,29 @@ def prepare(topology, action, link, driver, planner, settled_intent, speed_mbps=
     ``start`` is the number of steps already done; ``done`` True when the
     switches already hold the transition's end (or the link already is as
     asked) and nothing is to run."""
+    target = _requested_link(topology, action, link, speed_mbps)
+    switches = topology.switch_names()
+    states = read_states(driver, switches)
+    try:
+        state = fabric_state(topology, states)
+    except FabricStateError as exc:
+        raise TransitionRunError(str(exc))
+    options = dict(planner_options or {})
+    base = current_topology(topology, state)
+    settled = _settled_as_asked(action, target, speed_mbps, state, states, base, settled_intent)
+    if settled is not None:
+        return settled
+    empty = [name for name, sw in state["switches"].items() if not sw["flows"]]
+    if empty:
+        raise TransitionRunError(
+            "switch(es) %s hold no pipeline: deploy the routing first (deploy_routing.yml); "
+            "nothing was done" % ", ".join(empty))
+    return _find_transition(topology, action, target, speed_mbps, planner, options, state, states,
+                            base)
+
+
+def _requested_link(topology: Topology, action: str, link: Any, speed_mbps: int | None) -> Link:
+    """Check the request before any switch is read; the link it names."""
     if action not in ACTIONS:
         raise TransitionRunError("action: must be one of %s, got %r" % (", ".join(ACTIONS),
                                                                         action))
@@ -375,36 +433,39 @@ def prepare(topology, action, link, driver, planner, settled_intent, speed_mbps=
     if isinstance(link, str) and link.strip().isdigit():
         link = int(link)  # a link index given as text (a playbook variable)
     try:
-        target = topology.link(link)
+        return topology.link(link)
     except EtherclusterError as exc:
         raise TransitionRunError("link: %s" % exc)
-    switches = topology.switch_names()
-    states = read_states(driver, switches)
-    try:
-        state = fabric_state(topology, states)
-    except FabricStateError as exc:
-        raise TransitionRunError(str(exc))
+
+
+def _settled_as_asked(action: str, target: Link, speed_mbps: int | None, state: Data,
+                      states: dict[str, Data], base: Topology,
+                      settled_intent: Callable[[Topology, tuple[int, ...], str | None], Data]) -> Data | None:
+    """:func:`prepare`'s answer when the fabric is settled, the link already
+    as asked and the switches hold the routing planned for this state
+    (nothing to do); None otherwise (else: an interrupted run)."""
     link_now = state["links"][target.index]
-    options = dict(planner_options or {})
-    base = current_topology(topology, state)
-    # Settled and already as asked: nothing to do, provided the switches
-    # hold the routing planned for this state (else: an interrupted run).
     already = (action == "off" and link_now["admin"] == "down") or \
         (action == "on" and link_now["admin"] == "up") or \
         (action == "speed" and link_now["speed_mbps"] == speed_mbps)
-    if state["settled"] and already:
-        entries = settled_intent(base, tuple(sorted(state["down"])), state["bank"])["switches"]
-        if not differing(states, entries):
-            return {"state": state, "transition": None, "start": 0, "done": True,
-                    "reason": "link %s is already %s; the switches hold the routing planned "
-                              "for this state (bank %s): nothing to do" % (
-                                  target.name, {"off": "down", "on": "up"}.get(
-                                      action, "at %s Mb/s" % speed_mbps), state["bank"])}
-    empty = [name for name, sw in state["switches"].items() if not sw["flows"]]
-    if empty:
-        raise TransitionRunError(
-            "switch(es) %s hold no pipeline: deploy the routing first (deploy_routing.yml); "
-            "nothing was done" % ", ".join(empty))
+    if not (state["settled"] and already):
+        return None
+    entries = settled_intent(base, tuple(sorted(state["down"])), state["bank"])["switches"]
+    if differing(states, entries):
+        return None
+    return {"state": state, "transition": None, "start": 0, "done": True,
+            "reason": "link %s is already %s; the switches hold the routing planned "
+                      "for this state (bank %s): nothing to do" % (
+                          target.name, {"off": "down", "on": "up"}.get(
+                              action, "at %s Mb/s" % speed_mbps), state["bank"])}
+
+
+def _find_transition(topology: Topology, action: str, target: Link, speed_mbps: int | None,
+                     planner: Callable[..., Any], options: dict[str, Any], state: Data,
+                     states: dict[str, Data], base: Topology) -> Data:
+    """The first candidate transition (:func:`_candidates`) whose states the
+    switches hold, and how far it got; TransitionRunError when none."""
+    link_now = state["links"][target.index]
     tried = []
     for bank, down, speed in _candidates(topology, action, target.index, speed_mbps, state):
         candidate = _with_speed(base, target.index, speed)
@@ -431,27 +492,33 @@ def prepare(topology, action, link, driver, planner, settled_intent, speed_mbps=
                   % (start, len(transition.steps)))
         return {"state": state, "transition": transition, "start": start, "done": done,
                 "reason": reason}
+    raise _nothing_matches(state, tried)
+
+
+def _nothing_matches(state: Data, tried: list[str]) -> TransitionRunError:
+    """The refusal when the switches hold no state of any candidate transition."""
     held = mixed_bank_message(state["switches"]) if len(
         {b for sw in state["switches"].values() for b in sw["banks"] + sw["pvid_banks"]}) > 1 \
         else "bank %s, down links %s" % (state["bank"], ", ".join(state["down_links"]) or "none")
-    raise TransitionRunError(
+    return TransitionRunError(
         "the switches hold neither the routing planned for their state nor a state of this "
         "transition (%s); nothing was done. Tried: %s. If another transition was interrupted, "
         "re-run that one; else redeploy the routing in a maintenance window (deploy_routing.yml "
         "with -e bank=... -e down_links=...)." % (held, "; ".join(tried) or "nothing"))
 
 
-def _names(topology, down):
+def _names(topology: Topology, down: Iterable[int]) -> str:
+    """The names of the links ``down``, for messages."""
     return "[%s]" % ", ".join(topology.links[index].name for index in sorted(down))
 
 
-def step_lines(steps):
+def step_lines(steps: list[Data]) -> list[str]:
     """One line per step, for check mode and logs (when the planner's
     ``text()`` is not at hand)."""
     lines = []
     for position, step in enumerate(steps, 1):
         kind = step.get("kind")
-        what = step.get("name") or kind
+        what: Any = step.get("name") or kind
         if kind in ("push", "drain") and step.get("switches"):
             what += " [%s%s]" % ("parallel: " if step.get("parallel") else "in order: ",
                                  ", ".join(step["switches"]))
@@ -467,9 +534,13 @@ def step_lines(steps):
     return lines
 
 
-def execute(topology, action, link, driver, planner, settled_intent, speed_mbps=None,
-            planner_options=None, check_mode=False, log=None, sleep=time.sleep,
-            clock=time.monotonic, wall=time.time, poll_s=POLL_S, max_parallel=None):
+def execute(topology: Topology, action: str, link: Any, driver: Driver, planner: Callable[..., Any],
+            settled_intent: Callable[[Topology, tuple[int, ...], str | None], Data],
+            speed_mbps: int | None = None, planner_options: dict[str, Any] | None = None,
+            check_mode: bool = False, log: Callable[[Data], Any] | None = None,
+            sleep: Callable[[float], Any] = time.sleep, clock: Callable[[], float] = time.monotonic,
+            wall: Callable[[], float] = time.time, poll_s: float = POLL_S,
+            max_parallel: int | None = None) -> Data:
     """Read the switches, plan (or find the interrupted) transition and run
     its remaining steps; in check mode plan only and change nothing.
 
@@ -485,9 +556,9 @@ def execute(topology, action, link, driver, planner, settled_intent, speed_mbps=
                     speed_mbps=speed_mbps, planner_options=planner_options)
     state = found["state"]
     transition = found["transition"]
-    result = {"changed": False, "reason": found["reason"], "bank_before": state["bank"],
-              "down_before": state["down_links"], "plan": [], "steps_planned": 0,
-              "resumed_after": found["start"], "steps": [], "proof": {}}
+    result: Data = {"changed": False, "reason": found["reason"], "bank_before": state["bank"],
+                    "down_before": state["down_links"], "plan": [], "steps_planned": 0,
+                    "resumed_after": found["start"], "steps": [], "proof": {}}
     if transition is not None:
         steps = transition.steps
         text = transition.text() if hasattr(transition, "text") else None
