@@ -31,6 +31,8 @@ et al., TPDS 2010), §5.3: all-to-all, bit-reversal and matrix transpose.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -38,6 +40,10 @@ from scipy.optimize import linprog
 from scipy.sparse.csgraph import shortest_path
 
 from .errors import EtherclusterError
+
+if TYPE_CHECKING:
+    from .routing.base import RoutingFunction
+    from .topology import Topology
 
 # Above this many switches the LP (destinations x channels variables) takes
 # minutes and gigabytes; the bound is for benchmarking, not for planning.
@@ -54,7 +60,7 @@ class TrafficPatternError(MetricsError, ValueError):
 
 
 # --------------------------------------------------------------- host view
-def traffic_hosts(topology):
+def traffic_hosts(topology: Topology) -> list[tuple[str, str]]:
     """The endpoints traffic patterns run between, in host order:
     a list of ``(name, switch)``. Hosts of the topology in file/generator
     order, or, when the topology has no hosts, one per switch named after
@@ -64,7 +70,7 @@ def traffic_hosts(topology):
     return [(name, name) for name in topology.switch_names()]
 
 
-def _matrix_from_host_pairs(topology, pairs):
+def _matrix_from_host_pairs(topology: Topology, pairs: Sequence[tuple[int, int, float]]) -> np.ndarray:
     """Sum ``(src_host_position, dst_host_position, weight)`` into a switch
     matrix; pairs whose hosts share a switch add nothing."""
     hosts = traffic_hosts(topology)
@@ -80,7 +86,7 @@ def _matrix_from_host_pairs(topology, pairs):
 
 
 # ------------------------------------------------------------------ patterns
-def uniform(topology):
+def uniform(topology: Topology) -> np.ndarray:
     """All-to-all: every ordered pair of hosts exchanges one unit.
 
     Entry ``[s, t]`` (s != t) is ``hosts_on(s) * hosts_on(t)``."""
@@ -94,7 +100,7 @@ def uniform(topology):
     return traffic
 
 
-def bit_reversal(topology):
+def bit_reversal(topology: Topology) -> np.ndarray:
     """Bit-reversal permutation (switch-tagged paper §5.3): the host with id
     ``(a0, a1, ..., a_{n-1})`` (its position in host order, n bits) sends to
     the host whose id is the reversed bits ``(a_{n-1}, ..., a1, a0)``.
@@ -111,7 +117,7 @@ def bit_reversal(topology):
     return _matrix_from_host_pairs(topology, pairs)
 
 
-def matrix_transpose(topology):
+def matrix_transpose(topology: Topology) -> np.ndarray:
     """Matrix-transpose permutation (switch-tagged paper §5.3): hosts form a
     k x k grid, host id ``i`` is ``(x, y) = (i % k, i // k)``; host ``(x, y)``
     sends to ``(k - y - 1, k - x - 1)``, or to ``(k - x - 1, k - y - 1)`` when
@@ -138,7 +144,7 @@ def matrix_transpose(topology):
     return _matrix_from_host_pairs(topology, pairs)
 
 
-def random_permutation(topology, seed=0):
+def random_permutation(topology: Topology, seed: int = 0) -> np.ndarray:
     """A random permutation of the hosts (numpy ``default_rng(seed)``): host
     ``i`` sends one unit to host ``perm[i]``; fixed points send nothing.
     The same seed gives the same pattern."""
@@ -150,7 +156,7 @@ def random_permutation(topology, seed=0):
     return _matrix_from_host_pairs(topology, [(i, int(perm[i]), 1) for i in range(count)])
 
 
-def user_matrix(topology, matrix):
+def user_matrix(topology: Topology, matrix: Mapping[Any, Any]) -> np.ndarray:
     """A traffic matrix given by host names, as ``{(src, dst): bytes}`` or
     ``{src: {dst: bytes}}``. Volumes are summed per switch pair; pairs on
     the same switch are dropped. Without hosts in the topology, the names
@@ -199,7 +205,7 @@ PATTERNS = {
 }
 
 
-def traffic_pattern(topology, name, seed=0):
+def traffic_pattern(topology: Topology, name: str, seed: int = 0) -> np.ndarray:
     """A pattern by name (see PATTERNS); ``seed`` is used by random_permutation."""
     if name not in PATTERNS:
         raise MetricsError("unknown traffic pattern %r (known: %s)" % (name, ", ".join(PATTERNS)))
@@ -209,7 +215,7 @@ def traffic_pattern(topology, name, seed=0):
 
 
 # ------------------------------------------------------------------ metrics
-def _check_traffic(topology, traffic):
+def _check_traffic(topology: Topology, traffic: Any) -> np.ndarray:
     n = len(topology.switches)
     traffic = np.asarray(traffic, dtype=np.float64)
     if traffic.shape != (n, n):
@@ -241,7 +247,7 @@ def _paths_for(paths, sources, destinations):
     return found
 
 
-def channel_loads(topology, paths, traffic):
+def channel_loads(topology: Topology, paths: Mapping[tuple[str, str], list[int]], traffic: Any) -> np.ndarray:
     """Traffic over each directed channel: a float array indexed by channel id
     (``len(topology.channels)`` entries)."""
     sources, destinations, weights = _demands(topology, traffic)
@@ -256,13 +262,13 @@ def channel_loads(topology, paths, traffic):
                        minlength=len(topology.channels)).astype(np.float64)
 
 
-def max_channel_load(topology, paths, traffic):
+def max_channel_load(topology: Topology, paths: Mapping[tuple[str, str], list[int]], traffic: Any) -> float:
     """The largest channel load (0.0 when nothing crosses a channel)."""
     loads = channel_loads(topology, paths, traffic)
     return float(loads.max()) if loads.size else 0.0
 
 
-def average_hops(topology, paths, traffic):
+def average_hops(topology: Topology, paths: Mapping[tuple[str, str], list[int]], traffic: Any) -> float:
     """Traffic-weighted mean path length in switch-to-switch hops (channels).
     (The switch-tagged paper's Avg.H counts switches: hops + 1.)"""
     sources, destinations, weights = _demands(topology, traffic)
@@ -272,7 +278,7 @@ def average_hops(topology, paths, traffic):
     return float(np.dot(lengths, weights) / weights.sum())
 
 
-def hop_distances(topology, down=()):
+def hop_distances(topology: Topology, down: Any = ()) -> np.ndarray:
     """Shortest hop count between every pair of switches over links that are
     up and not in ``down``: an (n, n) float array, ``inf`` where unreachable."""
     n = len(topology.switches)
@@ -284,7 +290,8 @@ def hop_distances(topology, down=()):
     return shortest_path(adjacency, directed=True, unweighted=True)
 
 
-def stretch(topology, paths, traffic=None, down=()):
+def stretch(topology: Topology, paths: Mapping[tuple[str, str], list[int]], traffic: Any = None,
+            down: Any = ()) -> dict[str, float]:
     """Path length over shortest length (links up and not in ``down``) for
     every pair with traffic (every pair of ``paths`` when ``traffic`` is
     None): ``{"average": traffic-weighted mean, "max": worst pair}``."""
@@ -309,19 +316,19 @@ def stretch(topology, paths, traffic=None, down=()):
             "max": float(ratios.max())}
 
 
-def busiest_channels(topology, loads, count=5):
+def busiest_channels(topology: Topology, loads: np.ndarray, count: int = 5) -> list[tuple[str, int | float]]:
     """The ``count`` most loaded channels as ``(str(channel), load)``, busiest first."""
     order = np.argsort(-loads, kind="stable")[:count]
     return [(str(topology.channels[c]), _plain(loads[c])) for c in order if loads[c] > 0]
 
 
 # ------------------------------------------------------------------ LP bound
-def _usable_channels(topology, down):
+def _usable_channels(topology: Topology, down: Any) -> list[int]:
     down = set(down) | topology.down_links()
     return [ch.id for ch in topology.channels if ch.link not in down]
 
 
-def lp_lower_bound(topology, traffic, down=()):
+def lp_lower_bound(topology: Topology, traffic: Any, down: Any = ()) -> float:
     """The least possible maximum channel load for ``traffic`` over any
     fractional multipath routing on the links that are up and not in
     ``down`` (concurrent multicommodity flow, minimum congestion).
@@ -338,6 +345,26 @@ def lp_lower_bound(topology, traffic, down=()):
     if n > LP_MAX_SWITCHES:
         raise MetricsError("lp_lower_bound: %s has %d switches; the LP is limited to %d "
                            "(it grows as switches x channels)" % (topology.name, n, LP_MAX_SWITCHES))
+    traffic = _lp_traffic(topology, traffic, down)
+    destinations = np.flatnonzero(traffic.sum(axis=0) > 0)
+    if not destinations.size:
+        return 0.0
+    src, dst, capacity = _lp_arcs(topology, down)
+    cost, a_ub, a_eq, b_eq, bounds = _lp_program(traffic, destinations, src, dst, capacity)
+    # The interior-point variant of HiGHS (with crossover, so the optimum is
+    # exact) is 5-15x faster than its simplex on these LPs: 64 switches in
+    # about a second.
+    result = linprog(cost, A_ub=a_ub, b_ub=np.zeros(len(src)), A_eq=a_eq, b_eq=b_eq,
+                     bounds=bounds, method="highs-ipm")
+    if result.status != 0:
+        raise MetricsError("lp_lower_bound: the LP solver failed on %s: %s"
+                           % (topology.name, result.message))
+    return float(result.x[-1])
+
+
+def _lp_traffic(topology: Topology, traffic: Any, down: Any) -> np.ndarray:
+    """The checked traffic matrix without its diagonal; MetricsError naming
+    a pair with traffic that no path of usable links joins."""
     traffic = _check_traffic(topology, traffic)
     traffic = traffic.copy()
     np.fill_diagonal(traffic, 0.0)
@@ -348,22 +375,33 @@ def lp_lower_bound(topology, traffic, down=()):
         s, t = unreachable[0]
         raise MetricsError("lp_lower_bound: traffic from %s to %s but no path over the links "
                            "that are up" % (names[s], names[t]))
-    destinations = np.flatnonzero(traffic.sum(axis=0) > 0)
-    if not destinations.size:
-        return 0.0
+    return traffic
+
+
+def _lp_arcs(topology: Topology, down: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The LP's arcs: source and destination switch index and capacity."""
     index = {name: sw.index for name, sw in topology.switches.items()}
     # Parallel channels (same src and dst switch) are one arc of capacity
     # "number of channels": splitting evenly over them is optimal, and the
     # LP of a torus with 2 links per neighbour gets no bigger than with 1.
-    arcs = {}
+    arcs: dict[tuple[int, int], int] = {}
     for c in _usable_channels(topology, down):
         channel = topology.channels[c]
         key = (index[channel.src], index[channel.dst])
         arcs[key] = arcs.get(key, 0) + 1
-    m, k = len(arcs), len(destinations)
     src = np.array([a for a, _b in arcs], dtype=np.int64)
     dst = np.array([b for _a, b in arcs], dtype=np.int64)
     capacity = np.array(list(arcs.values()), dtype=np.float64)
+    return src, dst, capacity
+
+
+def _lp_program(traffic: np.ndarray, destinations: np.ndarray, src: np.ndarray, dst: np.ndarray,
+                capacity: np.ndarray) -> tuple[np.ndarray, Any, Any, np.ndarray, np.ndarray]:
+    """``(cost, A_ub, A_eq, b_eq, bounds)`` of the destination-aggregated
+    LP (see :func:`lp_lower_bound`); variables: the flow of each destination
+    on each arc, then the congestion ``t``."""
+    n = len(traffic)
+    m, k = len(src), len(destinations)
     # Node-arc incidence: +1 where the arc leaves, -1 where it enters.
     incidence = sp.csr_matrix(
         (np.concatenate([np.ones(m), -np.ones(m)]),
@@ -385,24 +423,17 @@ def lp_lower_bound(topology, traffic, down=()):
         upper[block * m + np.flatnonzero(src == d)] = 0.0
     cost = np.zeros(k * m + 1)
     cost[-1] = 1.0
-    # The interior-point variant of HiGHS (with crossover, so the optimum is
-    # exact) is 5-15x faster than its simplex on these LPs: 64 switches in
-    # about a second.
-    result = linprog(cost, A_ub=a_ub, b_ub=np.zeros(m), A_eq=a_eq, b_eq=np.concatenate(rhs),
-                     bounds=np.column_stack([np.zeros(k * m + 1), upper]), method="highs-ipm")
-    if result.status != 0:
-        raise MetricsError("lp_lower_bound: the LP solver failed on %s: %s"
-                           % (topology.name, result.message))
-    return float(result.x[-1])
+    return cost, a_ub, a_eq, np.concatenate(rhs), np.column_stack([np.zeros(k * m + 1), upper])
 
 
 # ------------------------------------------------------------------- report
-def _plain(value):
+def _plain(value: Any) -> int | float:
     value = float(value)
     return int(round(value)) if abs(value - round(value)) < 1e-9 else round(value, 6)
 
 
-def routing_report(routing, traffic=None, busiest=5, lp_bound=False):
+def routing_report(routing: RoutingFunction, traffic: Any = None, busiest: int = 5,
+                   lp_bound: bool = False) -> dict[str, Any]:
     """Quality of a RoutingFunction under ``traffic`` (a matrix, a pattern
     name from PATTERNS, or None for uniform) as plain data:
     ``max_channel_load``, ``average_hops``, ``stretch`` (average, max),
@@ -419,7 +450,7 @@ def routing_report(routing, traffic=None, busiest=5, lp_bound=False):
         traffic = traffic_pattern(topology, traffic)
     paths = routing.paths()
     loads = channel_loads(topology, paths, traffic)
-    report = {
+    report: dict[str, Any] = {
         "engine": routing.engine,
         "max_channel_load": _plain(loads.max() if loads.size else 0.0),
         "average_hops": round(average_hops(topology, paths, traffic), 6),
