@@ -70,7 +70,8 @@ reserved IDs (:data:`PLATFORM_RESERVED_VLANS`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 import numpy as np
@@ -78,6 +79,10 @@ import numpy as np
 from .errors import EtherclusterError
 from .platforms.capabilities import CAPABILITIES
 from .routing.base import RoutingError
+
+if TYPE_CHECKING:
+    from .routing.base import RoutingFunction
+    from .topology import Channel, Topology
 
 # Default banks (inclusive ranges). Two disjoint halves so the next routing
 # can be configured beside the running one (transition, Double Scheme).
@@ -112,13 +117,13 @@ class VlanError(EtherclusterError):
     The message names the switch, source, bank or option at fault;
     ``switch`` holds the switch when there is one."""
 
-    def __init__(self, message, switch=None):
+    def __init__(self, message: str, switch: str | None = None) -> None:
         super().__init__(message)
         self.switch = switch
 
 
 # ------------------------------------------------------------- VLAN IDs
-def _check_range(value, where):
+def _check_range(value: Any, where: str) -> tuple[int, int]:
     if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 2:
         raise VlanError("%s: must be [first, last] VLAN IDs, got %r" % (where, value))
     first, last = value
@@ -132,7 +137,7 @@ def _check_range(value, where):
     return first, last
 
 
-def bank_range(bank="A", vlan_range=None):
+def bank_range(bank: str = "A", vlan_range: Any = None) -> tuple[int, int]:
     """The inclusive ``(first, last)`` VLAN IDs of ``bank``.
 
     ``vlan_range`` None: :data:`VLAN_BANKS`. ``[first, last]``: the range is
@@ -163,7 +168,7 @@ def bank_range(bank="A", vlan_range=None):
     return (first, middle) if bank == "A" else (middle + 1, last)
 
 
-def reserved_vlans(platforms=(), reserved=()):
+def reserved_vlans(platforms: Iterable[str] = (), reserved: Iterable[int] | None = ()) -> frozenset[int]:
     """IDs never to allocate: :data:`ALWAYS_RESERVED`, the reserved IDs of
     every platform in ``platforms`` and the extra ``reserved`` IDs."""
     result = set(ALWAYS_RESERVED)
@@ -176,7 +181,8 @@ def reserved_vlans(platforms=(), reserved=()):
     return frozenset(result)
 
 
-def allocate_vlan_ids(count, bank="A", vlan_range=None, reserved=()):
+def allocate_vlan_ids(count: int, bank: str = "A", vlan_range: Any = None,
+                      reserved: Iterable[int] = ()) -> list[int]:
     """The ``count`` lowest IDs of ``bank`` that are not reserved (see
     :func:`reserved_vlans`; ``reserved`` adds to :data:`ALWAYS_RESERVED`).
     Raises VlanError naming the bank when it holds too few."""
@@ -184,7 +190,7 @@ def allocate_vlan_ids(count, bank="A", vlan_range=None, reserved=()):
         raise VlanError("allocate_vlan_ids: count must be a whole number >= 0, got %r" % (count,))
     first, last = bank_range(bank, vlan_range)
     skip = reserved_vlans((), reserved)
-    ids = []
+    ids: list[int] = []
     for vid in range(first, last + 1):
         if len(ids) == count:
             break
@@ -196,12 +202,12 @@ def allocate_vlan_ids(count, bank="A", vlan_range=None, reserved=()):
     return ids
 
 
-def _platform_reserved(topology, reserved):
+def _platform_reserved(topology: Topology, reserved: Iterable[int]) -> frozenset[int]:
     return reserved_vlans({sw.platform for sw in topology.switches.values()}, reserved)
 
 
 # ------------------------------------------------------- walking the paths
-def endpoint_switches(topology):
+def endpoint_switches(topology: Topology) -> np.ndarray:
     """Indexes (id order) of the switches that send and receive: those with
     hosts, or every switch when the topology has no hosts."""
     names = topology.switch_names()
@@ -212,7 +218,7 @@ def endpoint_switches(topology):
 class _Fabric:
     """Index arrays of a routing's topology shared by the assignments."""
 
-    def __init__(self, routing):
+    def __init__(self, routing: RoutingFunction) -> None:
         topology = routing.topology
         self.routing = routing
         self.topology = topology
@@ -226,15 +232,15 @@ class _Fabric:
         self.state_switch = np.concatenate([np.arange(self.n, dtype=np.int64), self.dst])
         self.next_hop = routing.next_hop
         self.endpoints = endpoint_switches(topology)
-        self.in_channels = [[] for _unused in range(self.n)]   # every channel entering, any state
+        self.in_channels: list[list[Channel]] = [[] for _unused in range(self.n)]   # every channel entering, any state
         for ch in self.channels:
             self.in_channels[self.index[ch.dst]].append(ch)
         self.host_ports = [[host.port for host in topology.hosts_on(name)] for name in self.names]
-        self.link_ports = [{} for _unused in range(self.n)]   # per switch {port: channel leaving}
+        self.link_ports: list[dict[str, Channel]] = [{} for _unused in range(self.n)]   # per switch {port: channel leaving}
         for ch in self.channels:
             self.link_ports[self.index[ch.src]][ch.src_port] = ch
 
-    def walk(self):
+    def walk(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
         """Follow the table for every ordered pair of endpoint switches at
         once. Yields per hop ``(source_position, dest, state, out)`` arrays:
         the pair's source (position in ``endpoints``), destination switch
@@ -268,11 +274,12 @@ class _Fabric:
                            % (self.routing.engine, self.names[endpoints[position[0]]],
                               self.names[dest[0]]))
 
-    def port_of(self, channel_id):
+    def port_of(self, channel_id: int) -> str:
+        """The port channel ``channel_id`` leaves its switch by."""
         return self.channels[channel_id].src_port
 
 
-def _port_key(port):
+def _port_key(port: Any) -> tuple[int, int, str]:
     return (0, int(port), "") if str(port).isdigit() else (1, 0, str(port))
 
 
@@ -297,8 +304,11 @@ class Assignment:
       port, ...]}}`` -- the routing states each VLAN implements.
     """
 
-    def __init__(self, kind, routing, bank, first_last, switches, forwarding, endpoints,
-                 channel_vlans, trees=None, inputs=None):
+    def __init__(self, kind: str, routing: RoutingFunction, bank: str, first_last: Iterable[int],
+                 switches: dict[str, dict[str, Any]], forwarding: dict[str, list[tuple]],
+                 endpoints: Iterable[str], channel_vlans: dict[int, list[int]],
+                 trees: dict[int, dict[str, Any]] | None = None,
+                 inputs: dict[str, dict[int, list[str]]] | None = None) -> None:
         self.kind = kind
         self.routing = routing
         self.engine = routing.engine
@@ -316,10 +326,10 @@ class Assignment:
         self.vlan_ids = sorted(ids)
         self.vlans_used = len(self.vlan_ids)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<Assignment %s of %s: %d VLANs>" % (self.kind, self.engine, self.vlans_used)
 
-    def vlan_on_channel(self, channel_id, dest=None):
+    def vlan_on_channel(self, channel_id: int, dest: str | None = None) -> list[int]:
         """The VLAN(s) of frames on channel ``channel_id`` (for destination
         switch ``dest`` when given): sorted list of IDs, [] if no such frame.
         Fixed: the tags they carry; renamed: the VLAN the receiving port
@@ -338,7 +348,7 @@ class Assignment:
             return [pvid]
         return sorted(found)
 
-    def forwarding(self, switch):
+    def forwarding(self, switch: str) -> dict[int, dict[str, str]]:
         """``{vid: {dest_switch: output port, or "host" for delivery}}`` of
         ``switch``: where each VLAN sends frames for each destination."""
         names = self.routing.switch_names
@@ -349,12 +359,12 @@ class Assignment:
                            for t, o in zip(dests.tolist(), outs.tolist())}
         return result
 
-    def forwarding_arrays(self, switch):
+    def forwarding_arrays(self, switch: str) -> list[tuple]:
         """``[(vid, dest indexes, output channels)]`` of ``switch`` (numpy;
         output -1 = deliver to the host ports). Used by :mod:`macs`."""
         return list(self._forwarding.get(switch, ()))
 
-    def to_data(self):
+    def to_data(self) -> dict[str, Any]:
         """Plain data: kind, engine, bank, IDs, switches, trees/inputs."""
         data = {"kind": self.kind, "engine": self.engine, "bank": self.bank,
                 "bank_range": list(self.bank_range), "vlans_used": self.vlans_used,
@@ -369,7 +379,7 @@ class Assignment:
 
 
 # ------------------------------------------------------------------ fixed
-def _source_trees(fabric):
+def _source_trees(fabric: _Fabric) -> np.ndarray:
     """Per endpoint (position) the channel entering each switch on its
     paths; VlanError when the paths from a source are not a tree."""
     count = len(fabric.endpoints)
@@ -404,7 +414,8 @@ def _source_trees(fabric):
     return tree_in
 
 
-def _is_forest(links, topology):
+def _is_forest(links: Iterable[int], topology: Topology) -> bool:
+    """True if the links ``links`` (indexes) form no cycle."""
     graph = nx.MultiGraph()
     for index in links:
         link = topology.links[index]
@@ -412,7 +423,8 @@ def _is_forest(links, topology):
     return nx.is_forest(graph) if graph.number_of_nodes() else True
 
 
-def fixed_assignment(routing, bank="A", vlan_range=None, reserved=()):
+def fixed_assignment(routing: RoutingFunction, bank: str = "A", vlan_range: Any = None,
+                     reserved: Iterable[int] = ()) -> Assignment:
     """Fixed VLAN assignment (§3.2.1) of ``routing``: one VLAN per tree of
     source paths, shared by sources whose trees fit in one tree.
 
@@ -423,9 +435,27 @@ def fixed_assignment(routing, bank="A", vlan_range=None, reserved=()):
     topology = fabric.topology
     first_last = bank_range(bank, vlan_range)
     tree_in = _source_trees(fabric)
+    groups, group_of = _tree_groups(fabric, tree_in)
+    ids = allocate_vlan_ids(len(groups), bank, vlan_range,
+                            _platform_reserved(topology, reserved))
+    forwarding, channel_groups = _fixed_forwarding(fabric, group_of, ids)
+    switches = _fixed_switches(fabric, groups, group_of, ids)
+    trees = {}
+    for g, group in enumerate(groups):
+        trees[ids[g]] = {"sources": [fabric.names[fabric.endpoints[p]] for p in group["sources"]],
+                         "links": sorted(group["links"])}
+    channel_vlans = {c: sorted(v) for c, v in sorted(channel_groups.items())}
+    return Assignment("fixed", routing, bank, first_last, switches, forwarding,
+                      [fabric.names[t] for t in fabric.endpoints.tolist()], channel_vlans,
+                      trees=trees)
 
-    # Steps 1, 2 and 5: a VLAN per group of sources whose trees form one tree.
-    groups = []          # {"links": set, "sources": [positions]}
+
+def _tree_groups(fabric: _Fabric, tree_in: np.ndarray) -> tuple[list[dict[str, Any]], np.ndarray]:
+    """Steps 1, 2 and 5: a VLAN per group of sources whose trees form one
+    tree. Returns the groups (``{"links": set, "sources": [positions]}``)
+    and the group of every source position."""
+    topology = fabric.topology
+    groups: list[dict[str, Any]] = []
     group_of = np.zeros(len(fabric.endpoints), dtype=np.int64)
     for position in range(len(fabric.endpoints)):
         row = tree_in[position]
@@ -441,11 +471,54 @@ def fixed_assignment(routing, bank="A", vlan_range=None, reserved=()):
             groups[chosen]["links"] |= links
             groups[chosen]["sources"].append(position)
         group_of[position] = chosen
-    ids = allocate_vlan_ids(len(groups), bank, vlan_range,
-                            _platform_reserved(topology, reserved))
+    return groups, group_of
 
-    # Where each VLAN sends each destination at each switch (for the MACs):
-    # the out channel of the paths of its sources (a tree: one per switch).
+
+def _fixed_forwarding(fabric: _Fabric, group_of: np.ndarray,
+                      ids: list[int]) -> tuple[dict[str, list[tuple]], dict[int, set[int]]]:
+    """Where each VLAN sends each destination at each switch (for the MACs):
+    the out channel of the paths of its sources (a tree: one per switch).
+    Returns ``({switch: [(vid, dests, outs)]}, {channel: {vids}})``."""
+    n = fabric.n
+    keys, values = _fixed_hops(fabric, group_of)
+    forwarding: dict[str, list[tuple]] = {name: [] for name in fabric.names}
+    channel_groups: dict[int, set[int]] = {}
+    if not keys:
+        return forwarding, channel_groups
+    all_keys = np.concatenate(keys)
+    all_values = np.concatenate(values)
+    order = np.argsort(all_keys, kind="stable")
+    all_keys, all_values = all_keys[order], all_values[order]
+    # one tree per VLAN means one way to each destination (module doc)
+    clash = np.flatnonzero((all_keys[1:] == all_keys[:-1]) & (all_values[1:] != all_values[:-1]))
+    if len(clash):
+        group, rest = divmod(int(all_keys[clash[0]]), n * n)
+        where = fabric.names[rest // n]
+        raise VlanError("fixed VLAN assignment: VLAN %d would send frames for %s two ways "
+                        "at switch %s" % (ids[group], fabric.names[rest % n], where),
+                        switch=where)
+    all_keys, first = np.unique(all_keys, return_index=True)
+    all_values = all_values[first]
+    groups_k, rest_k = np.divmod(all_keys, n * n)
+    switches_k, dests_k = np.divmod(rest_k, n)
+    order = np.lexsort((dests_k, groups_k, switches_k))
+    groups_k, switches_k, dests_k, all_values = (groups_k[order], switches_k[order],
+                                                 dests_k[order], all_values[order])
+    bounds = np.flatnonzero(np.r_[True, (switches_k[1:] != switches_k[:-1])
+                                  | (groups_k[1:] != groups_k[:-1]), True])
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        switch = fabric.names[int(switches_k[lo])]
+        forwarding[switch].append((ids[int(groups_k[lo])], dests_k[lo:hi], all_values[lo:hi]))
+    moving = all_values >= 0
+    for group, channel in set(zip(groups_k[moving].tolist(), all_values[moving].tolist())):
+        channel_groups.setdefault(channel, set()).add(ids[group])
+    return forwarding, channel_groups
+
+
+def _fixed_hops(fabric: _Fabric, group_of: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Every hop of every path as a key ``(group * n + switch) * n + dest``
+    and the channel it leaves on (``_DELIVER`` at the destination), in
+    arrays per walking step."""
     n = fabric.n
     keys, values = [], []
     for position, dest, state, out in fabric.walk():
@@ -454,51 +527,25 @@ def fixed_assignment(routing, bank="A", vlan_range=None, reserved=()):
         values.append(out)
     local = [t for t in fabric.endpoints.tolist() if len(fabric.host_ports[t]) >= 2]
     if local:   # hosts of one switch talk through it in the switch's own VLAN
-        local = np.array(local, dtype=np.int64)
+        at = np.array(local, dtype=np.int64)
         position_of = {t: p for p, t in enumerate(fabric.endpoints.tolist())}
-        keys.append((group_of[[position_of[t] for t in local.tolist()]] * n + local) * n + local)
-        values.append(np.full(len(local), _DELIVER, dtype=np.int64))
-    forwarding = {name: [] for name in fabric.names}
-    channel_groups = {}
-    if keys:
-        keys = np.concatenate(keys)
-        values = np.concatenate(values)
-        order = np.argsort(keys, kind="stable")
-        keys, values = keys[order], values[order]
-        # one tree per VLAN means one way to each destination (module doc)
-        clash = np.flatnonzero((keys[1:] == keys[:-1]) & (values[1:] != values[:-1]))
-        if len(clash):
-            group, rest = divmod(int(keys[clash[0]]), n * n)
-            where = fabric.names[rest // n]
-            raise VlanError("fixed VLAN assignment: VLAN %d would send frames for %s two ways "
-                            "at switch %s" % (ids[group], fabric.names[rest % n], where),
-                            switch=where)
-        keys, first = np.unique(keys, return_index=True)
-        values = values[first]
-        groups_k, rest = np.divmod(keys, n * n)
-        switches_k, dests_k = np.divmod(rest, n)
-        order = np.lexsort((dests_k, groups_k, switches_k))
-        groups_k, switches_k, dests_k, values = (groups_k[order], switches_k[order],
-                                                 dests_k[order], values[order])
-        bounds = np.flatnonzero(np.r_[True, (switches_k[1:] != switches_k[:-1])
-                                      | (groups_k[1:] != groups_k[:-1]), True])
-        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-            switch = fabric.names[int(switches_k[lo])]
-            forwarding[switch].append((ids[int(groups_k[lo])], dests_k[lo:hi], values[lo:hi]))
-        moving = values >= 0
-        for group, channel in set(zip(groups_k[moving].tolist(), values[moving].tolist())):
-            channel_groups.setdefault(channel, set()).add(ids[group])
+        keys.append((group_of[[position_of[t] for t in at.tolist()]] * n + at) * n + at)
+        values.append(np.full(len(at), _DELIVER, dtype=np.int64))
+    return keys, values
 
-    # Steps 3, 4 and 6: PVIDs and memberships.
+
+def _fixed_switches(fabric: _Fabric, groups: list[dict[str, Any]], group_of: np.ndarray,
+                    ids: list[int]) -> dict[str, dict[str, Any]]:
+    """Steps 3, 4 and 6: PVIDs and memberships, per switch."""
     all_ids = sorted(ids)
-    link_vlans = {}
+    link_vlans: dict[int, list[int]] = {}
     for g, group in enumerate(groups):
         for index in group["links"]:
             link_vlans.setdefault(index, []).append(ids[g])
     position_of = {t: p for p, t in enumerate(fabric.endpoints.tolist())}
     switches = {}
     for x, name in enumerate(fabric.names):
-        ports = {}
+        ports: dict[str, dict[str, Any]] = {}
         vlans = set()
         for port in fabric.host_ports[x]:
             own = ids[group_of[position_of[x]]]
@@ -515,24 +562,18 @@ def fixed_assignment(routing, bank="A", vlan_range=None, reserved=()):
                 entry["pvid"] = entry["tagged"][0] if entry["tagged"] else min(vlans)
         switches[name] = {"vlans": sorted(vlans),
                           "ports": {port: ports[port] for port in sorted(ports, key=_port_key)}}
-    trees = {}
-    for g, group in enumerate(groups):
-        trees[ids[g]] = {"sources": [fabric.names[fabric.endpoints[p]] for p in group["sources"]],
-                         "links": sorted(group["links"])}
-    channel_vlans = {c: sorted(v) for c, v in sorted(channel_groups.items())}
-    return Assignment("fixed", routing, bank, first_last, switches, forwarding,
-                      [fabric.names[t] for t in fabric.endpoints.tolist()], channel_vlans,
-                      trees=trees)
+    return switches
 
 
 # ---------------------------------------------------------------- renamed
-def _compatible(a, b):
+def _compatible(a: np.ndarray, b: np.ndarray) -> bool:
     """True if rows ``a`` and ``b`` send every destination both carry the same way."""
     both = (a != _UNUSED) & (b != _UNUSED)
     return bool(np.all(a[both] == b[both]))
 
 
-def renamed_assignment(routing, bank="A", vlan_range=None, reserved=()):
+def renamed_assignment(routing: RoutingFunction, bank: str = "A", vlan_range: Any = None,
+                       reserved: Iterable[int] = ()) -> Assignment:
     """Renamed VLAN assignment (§3.2.2) of ``routing``: a VLAN per group of
     input ports whose rows have the same member ports and agree on every
     destination; IDs local to each switch, reused on all switches.
@@ -543,78 +584,17 @@ def renamed_assignment(routing, bank="A", vlan_range=None, reserved=()):
     topology = fabric.topology
     first_last = bank_range(bank, vlan_range)
     n = fabric.n
-    used = np.zeros((n + fabric.C, n), dtype=bool)
-    for _position, dest, state, _out in fabric.walk():
-        used[state, dest] = True
-    for t in fabric.endpoints.tolist():
-        if len(fabric.host_ports[t]) >= 2:   # hosts of one switch talk through it
-            used[t, t] = True
-
-    per_switch = []    # per switch: list of clusters {"inputs", "members", "table"}
-    for x, name in enumerate(fabric.names):
-        rows = []
-        if fabric.host_ports[x]:
-            rows.append((x, list(fabric.host_ports[x]), "host"))
-        for ch in sorted(fabric.in_channels[x], key=lambda c: _port_key(c.dst_port)):
-            rows.append((n + ch.id, [ch.dst_port], ch.dst_port))
-        clusters = []
-        idle = []
-        for state, in_ports, label in rows:
-            dests = np.flatnonzero(used[state])
-            if not len(dests) and label != "host":
-                idle.append(label)
-                continue
-            outs = fabric.next_hop[state, dests].astype(np.int64)
-            outs[outs < 0] = _DELIVER
-            members = set(in_ports)                                       # step 1
-            members.update(fabric.port_of(o) for o in set(outs[outs >= 0].tolist()))  # step 2
-            if (outs == _DELIVER).any():
-                members.update(fabric.host_ports[x])
-            table = np.full(n, _UNUSED, dtype=np.int64)
-            table[dests] = outs
-            members = frozenset(members)
-            for cluster in clusters:                                       # step 4
-                if cluster["members"] == members and _compatible(cluster["table"], table):
-                    cluster["inputs"].append(label)
-                    cluster["in_ports"].extend(in_ports)
-                    cluster["table"] = np.where(cluster["table"] == _UNUSED, table,
-                                                cluster["table"])
-                    break
-            else:
-                clusters.append({"inputs": [label], "in_ports": list(in_ports),
-                                 "members": members, "table": table})
-        per_switch.append((clusters, idle))
-
+    used = _used_rows(fabric)
+    # per switch: its clusters {"inputs", "in_ports", "members", "table"} and idle input ports
+    per_switch = [_row_clusters(fabric, x, used) for x in range(n)]
     count = max([len(clusters) for clusters, _idle in per_switch] + [1])
     ids = allocate_vlan_ids(count, bank, vlan_range, _platform_reserved(topology, reserved))
 
     switches, forwarding, inputs, channel_vlans = {}, {}, {}, {}
     for x, name in enumerate(fabric.names):
         clusters, idle = per_switch[x]
-        ports = {port: {"pvid": None, "untagged": [], "tagged": []}
-                 for port in list(fabric.host_ports[x]) + list(fabric.link_ports[x])}
-        forwarding[name] = []
-        inputs[name] = {}
-        for local, cluster in enumerate(clusters):
-            vid = ids[local]
-            for port in cluster["members"]:
-                ports[port]["untagged"].append(vid)
-            for port in cluster["in_ports"]:
-                ports[port]["pvid"] = vid
-            table = cluster["table"]
-            dests = np.flatnonzero(table != _UNUSED)
-            forwarding[name].append((vid, dests, table[dests]))
-            inputs[name][vid] = list(cluster["inputs"])
-        vlans = [ids[local] for local in range(len(clusters))] or [ids[0]]
-        for port in idle:   # nothing arrives here (module doc); keep PVID within memberships
-            member_of = ports[port]["untagged"]
-            ports[port]["pvid"] = min(member_of) if member_of else vlans[0]
-        for entry in ports.values():
-            entry["untagged"].sort()
-            if entry["pvid"] is None:   # a port of no row (cannot happen; defensive)
-                entry["pvid"] = vlans[0]
-        switches[name] = {"vlans": sorted(vlans),
-                          "ports": {port: ports[port] for port in sorted(ports, key=_port_key)}}
+        switches[name], forwarding[name], inputs[name] = _renamed_switch(fabric, x, clusters,
+                                                                         idle, ids)
     for ch in fabric.channels:
         if used[n + ch.id].any():
             channel_vlans[ch.id] = [switches[ch.dst]["ports"][ch.dst_port]["pvid"]]
@@ -623,7 +603,92 @@ def renamed_assignment(routing, bank="A", vlan_range=None, reserved=()):
                       inputs=inputs)
 
 
-def assign_vlans(routing, kind="renamed", bank="A", vlan_range=None, reserved=()):
+def _used_rows(fabric: _Fabric) -> np.ndarray:
+    """``[state, dest]``: True where some frame for ``dest`` is in ``state``."""
+    n = fabric.n
+    used = np.zeros((n + fabric.C, n), dtype=bool)
+    for _position, dest, state, _out in fabric.walk():
+        used[state, dest] = True
+    for t in fabric.endpoints.tolist():
+        if len(fabric.host_ports[t]) >= 2:   # hosts of one switch talk through it
+            used[t, t] = True
+    return used
+
+
+def _row_clusters(fabric: _Fabric, x: int,
+                  used: np.ndarray) -> tuple[list[dict[str, Any]], list[str]]:
+    """Steps 1, 2 and 4 at switch index ``x``: the rows (host side, then
+    each input port) merged into clusters, and the input ports no frame
+    uses."""
+    n = fabric.n
+    rows = []
+    if fabric.host_ports[x]:
+        rows.append((x, list(fabric.host_ports[x]), "host"))
+    for ch in sorted(fabric.in_channels[x], key=lambda c: _port_key(c.dst_port)):
+        rows.append((n + ch.id, [ch.dst_port], ch.dst_port))
+    clusters: list[dict[str, Any]] = []
+    idle = []
+    for state, in_ports, label in rows:
+        dests = np.flatnonzero(used[state])
+        if not len(dests) and label != "host":
+            idle.append(label)
+            continue
+        outs = fabric.next_hop[state, dests].astype(np.int64)
+        outs[outs < 0] = _DELIVER
+        members = set(in_ports)                                       # step 1
+        members.update(fabric.port_of(o) for o in set(outs[outs >= 0].tolist()))  # step 2
+        if (outs == _DELIVER).any():
+            members.update(fabric.host_ports[x])
+        table = np.full(n, _UNUSED, dtype=np.int64)
+        table[dests] = outs
+        frozen = frozenset(members)
+        for cluster in clusters:                                       # step 4
+            if cluster["members"] == frozen and _compatible(cluster["table"], table):
+                cluster["inputs"].append(label)
+                cluster["in_ports"].extend(in_ports)
+                cluster["table"] = np.where(cluster["table"] == _UNUSED, table,
+                                            cluster["table"])
+                break
+        else:
+            clusters.append({"inputs": [label], "in_ports": list(in_ports),
+                             "members": frozen, "table": table})
+    return clusters, idle
+
+
+def _renamed_switch(fabric: _Fabric, x: int, clusters: list[dict[str, Any]], idle: list[str],
+                    ids: list[int]) -> tuple[dict[str, Any], list[tuple], dict[int, list[str]]]:
+    """Switch index ``x``'s VLANs and ports, its forwarding arrays and the
+    inputs of each VLAN, the clusters numbered from ``ids[0]``."""
+    ports: dict[str, dict[str, Any]] = {
+        port: {"pvid": None, "untagged": [], "tagged": []}
+        for port in list(fabric.host_ports[x]) + list(fabric.link_ports[x])}
+    forwarding = []
+    inputs = {}
+    for local, cluster in enumerate(clusters):
+        vid = ids[local]
+        for port in cluster["members"]:
+            ports[port]["untagged"].append(vid)
+        for port in cluster["in_ports"]:
+            ports[port]["pvid"] = vid
+        table = cluster["table"]
+        dests = np.flatnonzero(table != _UNUSED)
+        forwarding.append((vid, dests, table[dests]))
+        inputs[vid] = list(cluster["inputs"])
+    vlans = [ids[local] for local in range(len(clusters))] or [ids[0]]
+    for port in idle:   # nothing arrives here (module doc); keep PVID within memberships
+        member_of = ports[port]["untagged"]
+        ports[port]["pvid"] = min(member_of) if member_of else vlans[0]
+    for entry in ports.values():
+        entry["untagged"].sort()
+        if entry["pvid"] is None:   # a port of no row (cannot happen; defensive)
+            entry["pvid"] = vlans[0]
+    switch = {"vlans": sorted(vlans),
+              "ports": {port: ports[port] for port in sorted(ports, key=_port_key)}}
+    return switch, forwarding, inputs
+
+
+def assign_vlans(routing: RoutingFunction, kind: str = "renamed", bank: str = "A",
+                 vlan_range: Any = None, reserved: Iterable[int] = ()) -> Assignment:
     """:func:`fixed_assignment` or :func:`renamed_assignment` by name."""
     if kind not in KINDS:
         raise VlanError("assignment: must be one of %s, got %r" % (", ".join(KINDS), kind))
