@@ -23,10 +23,15 @@ are rounded so the output is byte-for-byte stable.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape
 
 import networkx as nx
 import numpy as np
+
+if TYPE_CHECKING:
+    from .topology import Link, Topology
 
 GRID_STEP = 80.0          # px between neighbouring switches on a grid
 MARGIN = 50.0
@@ -49,7 +54,7 @@ _DOWN = "#d0d0d0"
 
 
 # ---------------------------------------------------------------- layout
-def fabric_layout(topology):
+def fabric_layout(topology: Topology) -> dict[str, tuple[float, float]]:
     """Switch name -> (x, y) in grid steps (floats, y grows downwards).
 
     Also usable on its own, e.g. to place switches in another drawing."""
@@ -63,6 +68,7 @@ def fabric_layout(topology):
 
 
 def _grid_layout(topology, switches):
+    """Grid coordinates; dimensions beyond two tile 2-D slices."""
     ndim = len(switches[0].coords)
     if topology.shape is not None:
         dims = list(topology.shape["dims"])
@@ -87,6 +93,7 @@ def _grid_layout(topology, switches):
 
 
 def _level_layout(topology, switches):
+    """One row per level, each row ordered under its neighbours below."""
     levels = {}
     for sw in switches:
         levels.setdefault(sw.level, []).append(sw.name)
@@ -112,13 +119,15 @@ def _level_layout(topology, switches):
     return positions
 
 
-def _barycentre(name, graph, below, positions, default, topology):
+def _barycentre(name: str, graph: Any, below: set[str], positions: Mapping[str, tuple[float, float]],
+                default: float, topology: Topology) -> tuple[float, int]:
     """Sort key of a switch: the mean x of its neighbours in the row below."""
     xs = [positions[other][0] for other in graph.neighbors(name) if other in below]
     return (sum(xs) / len(xs) if xs else default, topology.switches[name].index)
 
 
-def _graph_layout(topology):
+def _graph_layout(topology: Topology) -> dict[str, tuple[float, float]]:
+    """A force-directed layout for fabrics without coordinates or levels."""
     graph = nx.Graph()
     graph.add_nodes_from(topology.switch_names())
     graph.add_edges_from((link.a.switch, link.b.switch) for link in topology.links)
@@ -135,7 +144,7 @@ def _graph_layout(topology):
 
 
 # ---------------------------------------------------------------- colours
-def load_colour(fraction):
+def load_colour(fraction: float) -> str:
     """Hex colour of a load as a fraction (0..1) of the busiest channel."""
     fraction = min(1.0, max(0.0, float(fraction)))
     for (lo, c_lo), (hi, c_hi) in zip(_RAMP, _RAMP[1:]):
@@ -146,18 +155,22 @@ def load_colour(fraction):
     return "#%02x%02x%02x" % _RAMP[-1][1]
 
 
-def _number(value):
+def _number(value: Any) -> str:
+    """A load as text: whole numbers without decimals."""
     value = float(value)
     return "%d" % round(value) if abs(value - round(value)) < 1e-9 else "%.2f" % value
 
 
-def _f(value):
+def _f(value: float) -> str:
+    """A coordinate as SVG text (one decimal, never -0.0)."""
     text = "%.1f" % value
     return "0.0" if text == "-0.0" else text
 
 
 # ---------------------------------------------------------------- drawing
-def fabric_svg(topology, loads=None, down=(), title=None, subtitle=None, switch_notes=None):
+def fabric_svg(topology: Topology, loads: Sequence[float] | np.ndarray | None = None,
+               down: Iterable[int] = (), title: str | None = None, subtitle: str | None = None,
+               switch_notes: Mapping[str, str] | None = None) -> str:
     """The fabric as an SVG document (a str).
 
     ``loads``: per channel id, the channel's load (e.g. from
@@ -169,18 +182,46 @@ def fabric_svg(topology, loads=None, down=(), title=None, subtitle=None, switch_
     title = title or "fabric %s" % topology.name
     positions = {name: (x * GRID_STEP, y * GRID_STEP)
                  for name, (x, y) in fabric_layout(topology).items()}
-    down = set(down) | topology.down_links()
-    switch_notes = switch_notes or {}
+    down_links = set(down) | topology.down_links()
     max_load = None
     if loads is not None:
         max_load = max((float(loads[ch.id]) for ch in topology.channels
-                        if ch.link not in down), default=0.0)
+                        if ch.link not in down_links), default=0.0)
     wraps = _torus_wraps(topology)
     faint = _cross_tile_links(topology)
+    drawn, extent = _link_geometry(topology, positions, wraps)
 
+    low = np.vstack(extent).min(axis=0)
+    high = np.vstack(extent).max(axis=0)
+    shift = (MARGIN - low[0], HEADER + MARGIN / 2 - low[1])
+    # wide enough for the header lines too (about 0.6 em per character)
+    text_width = max(0.62 * 16 * len(title), 0.6 * 12 * len(subtitle or ""))
+    width = max(float(high[0] - low[0]) + 2 * MARGIN, text_width + MARGIN, 460.0)
+    legend_top = float(high[1] - low[1]) + HEADER + MARGIN
+    height = legend_top + LEGEND
+    at = _placer(shift)
+
+    out = _header(width, height, title, subtitle)
+    links, labels = _link_elements(topology, drawn, down_links, loads, max_load, faint, at, shift)
+    out.extend(links)
+    out.extend(_switch_elements(topology, positions, switch_notes or {}, at))
+    out.append('<g id="link-loads" font-size="9" text-anchor="middle" fill="#222222" '
+               'stroke="#ffffff" stroke-width="3" paint-order="stroke">')
+    out.extend(labels)
+    out.append('</g>')
+    out.extend(_legend(max_load, legend_top, bool(wraps), bool(down_links), bool(faint)))
+    out.append('</svg>')
+    return "\n".join(out) + "\n"
+
+
+def _link_geometry(topology: Topology, positions: Mapping[str, tuple[float, float]],
+                   wraps: set[int]) -> tuple[list[tuple], list[np.ndarray]]:
+    """Per link ``(link, geometry, label position)``, parallel links bowed
+    apart and links kept off the switches they pass; and the arrays of
+    points the drawing must hold."""
     names = topology.switch_names()
     centres = np.array([positions[name] for name in names])
-    groups = {}
+    groups: dict[frozenset[str], list[Link]] = {}
     for link in topology.links:
         groups.setdefault(frozenset((link.a.switch, link.b.switch)), []).append(link)
 
@@ -199,19 +240,18 @@ def fabric_svg(topology, loads=None, down=(), title=None, subtitle=None, switch_
             geometry, label = _bow(p, q, offset)
             extent.append(_curve_points(p, q, offset))
         drawn.append((link, geometry, label))
+    return drawn, extent
 
-    low = np.vstack(extent).min(axis=0)
-    high = np.vstack(extent).max(axis=0)
-    shift = (MARGIN - low[0], HEADER + MARGIN / 2 - low[1])
-    # wide enough for the header lines too (about 0.6 em per character)
-    text_width = max(0.62 * 16 * len(title), 0.6 * 12 * len(subtitle or ""))
-    width = max(float(high[0] - low[0]) + 2 * MARGIN, text_width + MARGIN, 460.0)
-    legend_top = float(high[1] - low[1]) + HEADER + MARGIN
-    height = legend_top + LEGEND
 
-    def at(point):
+def _placer(shift: tuple[float, float]) -> Callable[[Sequence[float]], tuple[str, str]]:
+    """The function giving the SVG coordinates (text) of a layout point."""
+    def at(point: Sequence[float]) -> tuple[str, str]:
         return _f(point[0] + shift[0]), _f(point[1] + shift[1])
+    return at
 
+
+def _header(width: float, height: float, title: str, subtitle: str | None) -> list[str]:
+    """The SVG's opening lines: root element, title, background, headers."""
     out = ['<?xml version="1.0" encoding="UTF-8"?>',
            '<svg xmlns="http://www.w3.org/2000/svg" width="%s" height="%s" viewBox="0 0 %s %s" '
            'font-family="Helvetica, Arial, sans-serif">' % (_f(width), _f(height), _f(width), _f(height)),
@@ -221,9 +261,17 @@ def fabric_svg(topology, loads=None, down=(), title=None, subtitle=None, switch_
     if subtitle:
         out.append('<text x="%s" y="44" font-size="12" fill="#444444">%s</text>'
                    % (_f(MARGIN / 2), escape(subtitle)))
+    return out
 
+
+def _link_elements(topology: Topology, drawn: list[tuple], down: set[int],
+                   loads: Sequence[float] | np.ndarray | None, max_load: float | None,
+                   faint: set[int], at: Callable[[Sequence[float]], tuple[str, str]],
+                   shift: tuple[float, float]) -> tuple[list[str], list[str]]:
+    """The links group (coloured and sized by load, with tooltips) and the
+    load labels to draw above everything."""
     label_all = len(topology.links) <= LABEL_LINKS_UP_TO
-    out.append('<g id="links" fill="none">')
+    out = ['<g id="links" fill="none">']
     labels = []
     for link, geometry, label in drawn:
         is_down = link.index in down
@@ -233,7 +281,7 @@ def fabric_svg(topology, loads=None, down=(), title=None, subtitle=None, switch_
             colour, stroke = _DOWN, 1.5
             style = ' stroke-dasharray="5,4"'
             tooltip += " (down)"
-        elif loads is None:
+        elif loads is None or max_load is None:
             colour, stroke = "#555555", 2.0
         else:
             a_to_b, b_to_a = float(loads[2 * link.index]), float(loads[2 * link.index + 1])
@@ -252,8 +300,14 @@ def fabric_svg(topology, loads=None, down=(), title=None, subtitle=None, switch_
                    % (colour, _f(stroke), style, escape(tooltip),
                       "".join(_path(segment, at) for segment in geometry)))
     out.append('</g>')
+    return out, labels
 
-    out.append('<g id="switches">')
+
+def _switch_elements(topology: Topology, positions: Mapping[str, tuple[float, float]],
+                     switch_notes: Mapping[str, str],
+                     at: Callable[[Sequence[float]], tuple[str, str]]) -> list[str]:
+    """The switches group: a labelled circle per switch with its tooltip."""
+    out = ['<g id="switches">']
     for sw in topology.switches.values():
         x, y = at(positions[sw.name])
         hosts = len(topology.hosts_on(sw.name))
@@ -267,13 +321,7 @@ def fabric_svg(topology, loads=None, down=(), title=None, subtitle=None, switch_
                    % (escape(tooltip), x, y, _f(NODE_RADIUS), x, _f(float(y) + 3), font,
                       escape(sw.name)))
     out.append('</g>')
-    out.append('<g id="link-loads" font-size="9" text-anchor="middle" fill="#222222" '
-               'stroke="#ffffff" stroke-width="3" paint-order="stroke">')
-    out.extend(labels)
-    out.append('</g>')
-    out.extend(_legend(max_load, legend_top, bool(wraps), bool(down), bool(faint)))
-    out.append('</svg>')
-    return "\n".join(out) + "\n"
+    return out
 
 
 def _torus_wraps(topology):
