@@ -22,9 +22,13 @@ Pure functions on the parsed states of :func:`.platforms.ovs.parse_state`
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any
 
 from .errors import EtherclusterError
 from .vlans import VLAN_BANKS
+
+if TYPE_CHECKING:  # for the type hints only: this module stays standard library only
+    from .topology import Link, Topology
 
 _SET_REG0 = re.compile(r"^set_field:(0x[0-9a-f]+|[0-9]+)->reg0$")
 
@@ -34,7 +38,7 @@ class FabricStateError(EtherclusterError):
     pipeline, banks mixed); names the switch, port or link."""
 
 
-def bank_of(vlan):
+def bank_of(vlan: int) -> str | None:
     """The bank (``"A"``/``"B"``) of VLAN ID ``vlan``, None outside both."""
     for bank, (first, last) in VLAN_BANKS.items():
         if first <= vlan <= last:
@@ -42,11 +46,12 @@ def bank_of(vlan):
     return None
 
 
-def pipeline_vlans(flows):
+def pipeline_vlans(flows: list[Any]) -> tuple[set[int], dict[str, int]]:
     """``(vlans, pvids)`` of a parsed OVS pipeline (:class:`..platforms.ovs.Flow`
     list): every VLAN ID the pipeline classifies into or forwards in, and
     ``{port: PVID}`` (from the table-0 flows of untagged frames)."""
-    vlans, pvids = set(), {}
+    vlans: set[int] = set()
+    pvids: dict[str, int] = {}
     for flow in flows:
         match = dict(flow.match)
         if flow.table == 3 and isinstance(match.get("reg0"), int):
@@ -65,7 +70,7 @@ def pipeline_vlans(flows):
     return vlans, pvids
 
 
-def switch_state(name, state):
+def switch_state(name: str, state: dict[str, Any]) -> dict[str, Any]:
     """Summary of one switch's parsed state: the banks its pipeline holds,
     the banks of its PVIDs, and per port admin state, carrier and speed."""
     vlans, pvids = pipeline_vlans(state["flows"])
@@ -80,7 +85,7 @@ def switch_state(name, state):
     }
 
 
-def fabric_state(topology, states):
+def fabric_state(topology: Topology, states: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The fabric's state from ``states`` ({switch: parsed state}) of the
     switches of ``topology``.
 
@@ -100,38 +105,56 @@ def fabric_state(topology, states):
     switches = {name: switch_state(name, states[name]) for name in topology.switch_names()}
     links, down, speeds, problems = [], [], {}, []
     for link in topology.links:
-        ends = {}
-        for end in (link.a, link.b):
-            port = switches[end.switch]["ports"].get(str(end.port))
-            if port is None:
-                raise FabricStateError(
-                    "link %s: switch %s has no port %s (it has %s); is it the switch of this "
-                    "topology?" % (link.name, end.switch, end.port,
-                                   ", ".join(sorted(switches[end.switch]["ports"], key=_number))
-                                   or "none"))
-            ends[str(end)] = port
-        admin = "down" if any(end["admin"] == "down" for end in ends.values()) else "up"
-        carrier = "up" if all(end["carrier"] == "up" for end in ends.values()) else "down"
-        rates = {end["speed_mbps"] for end in ends.values()}
-        speed = rates.pop() if len(rates) == 1 else None
-        if speed is None:
+        entry = _link_entry(link, switches)
+        if entry["speed_mbps"] is None:
             problems.append("link %s: the ends run at different speeds (%s)" % (
                 link.name, ", ".join("%s %s Mb/s" % (where, end["speed_mbps"])
-                                     for where, end in ends.items())))
+                                     for where, end in entry["ends"].items())))
         else:
-            speeds[link.name] = speed
-        if admin == "down":
+            speeds[link.name] = entry["speed_mbps"]
+        if entry["admin"] == "down":
             down.append(link.index)
-        links.append({"name": link.name, "index": link.index, "a": str(link.a),
-                      "b": str(link.b), "admin": admin, "carrier": carrier,
-                      "ends": {where: {"admin": end["admin"], "carrier": end["carrier"],
-                                       "speed_mbps": end["speed_mbps"]}
-                               for where, end in ends.items()},
-                      "speed_mbps": speed, "topology_speed_mbps": link.speed_mbps})
+        links.append(entry)
     empty = [name for name, sw in switches.items() if not sw["flows"]]
     if empty:
         problems.append("switch(es) %s hold no pipeline (not deployed yet: run "
                         "deploy_routing.yml)" % ", ".join(empty))
+    bank = _fabric_bank(switches, bool(empty), problems)
+    return {"links": links, "down": down,
+            "down_links": [topology.links[index].name for index in down],
+            "speeds": speeds, "switches": switches, "bank": bank,
+            "settled": not problems, "problems": problems}
+
+
+def _link_entry(link: Link, switches: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The state of one link from the :func:`switch_state` of its two ends:
+    admin down when either end is, carrier up when both see it, the speed
+    when both ends agree (else None). FabricStateError when a port is missing."""
+    ends = {}
+    for end in (link.a, link.b):
+        port = switches[end.switch]["ports"].get(str(end.port))
+        if port is None:
+            raise FabricStateError(
+                "link %s: switch %s has no port %s (it has %s); is it the switch of this "
+                "topology?" % (link.name, end.switch, end.port,
+                               ", ".join(sorted(switches[end.switch]["ports"], key=_number))
+                               or "none"))
+        ends[str(end)] = port
+    admin = "down" if any(end["admin"] == "down" for end in ends.values()) else "up"
+    carrier = "up" if all(end["carrier"] == "up" for end in ends.values()) else "down"
+    rates = {end["speed_mbps"] for end in ends.values()}
+    speed = rates.pop() if len(rates) == 1 else None
+    return {"name": link.name, "index": link.index, "a": str(link.a),
+            "b": str(link.b), "admin": admin, "carrier": carrier,
+            "ends": {where: {"admin": end["admin"], "carrier": end["carrier"],
+                             "speed_mbps": end["speed_mbps"]}
+                     for where, end in ends.items()},
+            "speed_mbps": speed, "topology_speed_mbps": link.speed_mbps}
+
+
+def _fabric_bank(switches: dict[str, dict[str, Any]], empty: bool, problems: list[str]) -> str | None:
+    """The one bank every switch holds and classifies into, else None (the
+    reason appended to ``problems``)."""
     banks = {bank for sw in switches.values() for bank in sw["banks"] + sw["pvid_banks"]}
     bank = None
     if len(banks) == 1 and not empty:
@@ -142,16 +165,13 @@ def fabric_state(topology, states):
                             % (VLAN_BANKS["A"] + VLAN_BANKS["B"]))
     elif len(banks) > 1:
         problems.append(mixed_bank_message(switches))
-    return {"links": links, "down": down,
-            "down_links": [topology.links[index].name for index in down],
-            "speeds": speeds, "switches": switches, "bank": bank,
-            "settled": not problems, "problems": problems}
+    return bank
 
 
-def mixed_bank_message(switches):
+def mixed_bank_message(switches: dict[str, dict[str, Any]]) -> str:
     """Say which switches hold which bank (pipeline and PVIDs) when they
     disagree: an interrupted transition, and how to finish it."""
-    groups = {}
+    groups: dict[str, list[str]] = {}
     for name, sw in switches.items():
         key = "bank%s %s%s" % ("s" if len(sw["banks"]) > 1 else "", " and ".join(sw["banks"])
                                or "none", ", PVIDs in %s" % " and ".join(sw["pvid_banks"])
@@ -164,11 +184,12 @@ def mixed_bank_message(switches):
             % held)
 
 
-def _number(port):
+def _number(port: Any) -> tuple[int, int, str]:
+    """Sort key of a port: numbers in numeric order, then names."""
     return (0, int(port), "") if str(port).isdigit() else (1, 0, str(port))
 
 
-def link_state(state, topology, ref):
+def link_state(state: dict[str, Any], topology: Topology, ref: Any) -> dict[str, Any]:
     """The entry of ``state["links"]`` of the link ``ref`` (``"sw0:25"`` of
     either end, a link name or index, as :meth:`..topology.Topology.link`
     takes)."""
@@ -179,7 +200,7 @@ _PORT_BYTES = re.compile(r"port\s+(\d+|LOCAL):\s*rx pkts=(\d+|\?), bytes=(\d+|\?
                          r"tx pkts=(\d+|\?), bytes=(\d+|\?)", re.S)
 
 
-def parse_port_bytes(text):
+def parse_port_bytes(text: str) -> dict[str, dict[str, int]]:
     """``ovs-ofctl dump-ports`` output -> ``{port: {"rx_bytes", "tx_bytes",
     "rx_packets", "tx_packets"}}`` (``LOCAL`` and unknown ``?`` counters are
     left out)."""
@@ -192,7 +213,7 @@ def parse_port_bytes(text):
     return counters
 
 
-def counters_script(bridge="br0"):
+def counters_script(bridge: str = "br0") -> str:
     """Shell script printing the port counters of an OVS switch."""
     if not re.match(r"^[A-Za-z][A-Za-z0-9_-]{0,14}$", str(bridge)):
         raise FabricStateError("bridge: %r is not a bridge name" % (bridge,))
