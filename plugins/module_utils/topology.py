@@ -25,12 +25,12 @@ import re
 from typing import NamedTuple
 
 import networkx as nx
-import yaml
 from netaddr import EUI, AddrFormatError, mac_unix_expanded
 
 from . import device_strings
 from .device_strings import UnsafeString
 from .errors import TopologyError
+from .input_limits import check_counts, load_yaml_text, read_text
 
 SCHEMA = "ethercluster.routing/topology/v1"
 
@@ -326,53 +326,16 @@ def _parse_endpoint_text(text):
 
 
 # ------------------------------------------------------------------- loading
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that refuses duplicate mapping keys instead of silently
-    keeping the last one (two switches with one name is a typo, not a merge)."""
-
-
-def _construct_unique_mapping(loader, node, deep=False):
-    seen = {}
-    for key_node, _value in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        try:
-            hash(key)
-        except TypeError:
-            raise yaml.constructor.ConstructorError(
-                None, None, "a mapping key must be a plain value", key_node.start_mark)
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                "while reading a mapping", node.start_mark,
-                "duplicate key %r (first at line %d)" % (key, seen[key] + 1), key_node.start_mark)
-        seen[key] = key_node.start_mark.line
-    return loader.construct_mapping(node, deep=deep)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-                                 _construct_unique_mapping)
-
-
 def parse_yaml(text, source="<topology>"):
-    """Parse YAML text, turning any parse problem into a TopologyError."""
-    try:
-        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - SafeLoader subclass
-    except yaml.YAMLError as exc:
-        raise TopologyError("not valid YAML: %s" % " ".join(str(exc).split()), source)
-    except (ValueError, TypeError, RecursionError) as exc:
-        raise TopologyError("not valid YAML: %s" % exc, source)
+    """Parse YAML text within the input limits (module input_limits),
+    turning any parse problem into a TopologyError."""
+    return load_yaml_text(text, source)
 
 
 def load_topology(path):
     """Read, expand and validate the topology file at ``path``."""
     source = str(path)
-    try:
-        with open(path, "r", encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError as exc:
-        raise TopologyError("cannot read the file: %s" % (exc.strerror or exc), source)
-    except UnicodeDecodeError as exc:
-        raise TopologyError("not UTF-8 text: %s" % exc, source)
-    return topology_from_data(parse_yaml(text, source), source)
+    return topology_from_data(parse_yaml(read_text(path, source), source), source)
 
 
 def topology_from_data(data, source="<topology>"):
@@ -384,6 +347,7 @@ def topology_from_data(data, source="<topology>"):
     if not isinstance(data, dict):
         raise TopologyError("the top level must be a mapping with 'switches', 'links' and "
                             "'hosts', or with 'generate' (got %s)" % _kind(data), source)
+    check_counts(data, source)
     problems = _Problems()
     for key in data:
         if key not in TOP_LEVEL_FIELDS:
