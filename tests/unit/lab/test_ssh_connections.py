@@ -100,8 +100,10 @@ def probe(tmp_path, hosts, script="echo reached\n"):
         "tasks": [{"name": "probe", "connection_probe": {"hosts": sorted(hosts), "script": script,
                                                          "threads": True}}]}]), encoding="utf-8")
     env = ansible_env()
-    # a ControlPersist master of another test must not carry this one's connection
-    env.update(ANSIBLE_ACTION_PLUGINS=PROBE, ANSIBLE_SSH_CONTROL_PATH_DIR=str(tmp_path / "cp"))
+    # a ControlPersist master of another test must not carry this one's connection,
+    # and none outlives the test by long
+    env.update(ANSIBLE_ACTION_PLUGINS=PROBE, ANSIBLE_SSH_CONTROL_PATH_DIR=str(tmp_path / "cp"),
+               ANSIBLE_SSH_ARGS="-C -o ControlMaster=auto -o ControlPersist=2s")
     tool = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
     proc = subprocess.run([tool, "-i", "inventory.yml", "playbook.yml"], cwd=str(tmp_path), env=env,
                           capture_output=True, text=True, timeout=120, check=False)
