@@ -38,10 +38,10 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import NamedTuple
+from typing import Any, NamedTuple, cast
 
 from .errors import EtherclusterError, TopologyError
-from .topology import DEFAULT_SPEED_MBPS, Endpoint
+from .topology import DEFAULT_SPEED_MBPS, Endpoint, Topology
 
 DEFAULT_PROFILE = "PC5324"
 PROFILE_FIELDS = ("port_watts", "base_watts", "both_ends_rule", "description")
@@ -68,7 +68,7 @@ class PowerProfile(NamedTuple):
     both_ends_rule: bool = False
     description: str = ""
 
-    def watts_at(self, speed_mbps, where="port"):
+    def watts_at(self, speed_mbps: Any, where: str = "port") -> float:
         """Watts of one active port at ``speed_mbps``; PowerError naming
         ``where`` when the profile has no figure for that speed."""
         try:
@@ -78,11 +78,12 @@ class PowerProfile(NamedTuple):
                              % (where, self.name, speed_mbps,
                                 ", ".join(str(s) for s in self.speeds()))) from None
 
-    def speeds(self):
+    def speeds(self) -> list[int]:
         """The speeds the profile knows, fastest first."""
         return sorted(self.port_watts, reverse=True)
 
-    def to_data(self):
+    def to_data(self) -> dict[str, Any]:
+        """Plain data, as :func:`profile_from_data` takes it."""
         return {"port_watts": dict(self.port_watts), "base_watts": self.base_watts,
                 "both_ends_rule": self.both_ends_rule, "description": self.description}
 
@@ -103,7 +104,8 @@ TABLE2_PROFILES = {
 
 
 # ------------------------------------------------------------ profiles
-def _number(value, where, problems):
+def _number(value: Any, where: str, problems: list[str]) -> float | None:
+    """``value`` as watts (a finite number >= 0), else None and a problem."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
             or value < 0:
         problems.append("%s: must be a number of watts >= 0, got %r" % (where, value))
@@ -111,7 +113,7 @@ def _number(value, where, problems):
     return float(value)
 
 
-def profile_from_data(name, data, where=None):
+def profile_from_data(name: Any, data: Any, where: str | None = None) -> PowerProfile:
     """A :class:`PowerProfile` from plain data (a playbook variable)::
 
         {port_watts: {1000: 1.2, 100: 0.9, 10: 0.5}, base_watts: 15.0,
@@ -129,7 +131,7 @@ def profile_from_data(name, data, where=None):
                          % (where, type(data).__name__))
     problems = ["%s.%s: unknown field (fields: %s)" % (where, key, ", ".join(PROFILE_FIELDS))
                 for key in data if key not in PROFILE_FIELDS]
-    port_watts = {}
+    port_watts: dict[int, float] = {}
     raw = data.get("port_watts")
     if not isinstance(raw, dict) or not raw:
         problems.append("%s.port_watts: must be a non-empty mapping of speed in Mb/s -> watts "
@@ -157,10 +159,11 @@ def profile_from_data(name, data, where=None):
         problems.append("%s.description: must be a string" % where)
     if problems:
         raise PowerError("; ".join(problems))
-    return PowerProfile(name, port_watts, base, both_ends, description)
+    # base is None only with a problem, refused above
+    return PowerProfile(name, port_watts, cast(float, base), both_ends, description)
 
 
-def power_profiles(profiles=None):
+def power_profiles(profiles: dict[str, Any] | None = None) -> dict[str, PowerProfile]:
     """The Table-2 profiles plus user-defined ones (``{name: data or
     PowerProfile}``; a user profile may replace a built-in one)."""
     result = dict(TABLE2_PROFILES)
@@ -174,7 +177,8 @@ def power_profiles(profiles=None):
     return result
 
 
-def switch_profiles(topology, profiles=None, default=DEFAULT_PROFILE):
+def switch_profiles(topology: Topology, profiles: dict[str, Any] | None = None,
+                    default: str = DEFAULT_PROFILE) -> dict[str, PowerProfile]:
     """``{switch: PowerProfile}``: each switch's ``power_profile`` (topology
     field ``switches.<sw>.power_profile``) or ``default``."""
     known = power_profiles(profiles)
@@ -191,7 +195,8 @@ def switch_profiles(topology, profiles=None, default=DEFAULT_PROFILE):
 
 
 # ------------------------------------------------------- states and speeds
-def _link_index(topology, ref, where):
+def _link_index(topology: Topology, ref: Any, where: str) -> int:
+    """The index of the link ``ref`` names; PowerError naming ``where`` else."""
     try:
         if isinstance(ref, bool):
             raise TopologyError("%r is no link" % (ref,))
@@ -200,7 +205,8 @@ def _link_index(topology, ref, where):
         raise PowerError("%s[%s]: %s" % (where, ref, "; ".join(exc.problems))) from None
 
 
-def _state(value, where):
+def _state(value: Any, where: str) -> str:
+    """``"up"`` or ``"down"`` from a state (also on/off, true/false)."""
     if value in ("up", True, "on"):
         return "up"
     if value in ("down", False, "off"):
@@ -208,13 +214,14 @@ def _state(value, where):
     raise PowerError("%s: the state must be up or down, got %r" % (where, value))
 
 
-def _speed(value, where):
+def _speed(value: Any, where: str) -> int:
+    """``value`` as a whole number of Mb/s >= 1."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise PowerError("%s: the speed must be a whole number of Mb/s, got %r" % (where, value))
     return value
 
 
-def resolve_link_states(topology, link_states=None):
+def resolve_link_states(topology: Topology, link_states: dict[Any, Any] | None = None) -> list[str]:
     """A list, per link index, of "up"/"down": the topology's states with
     ``link_states`` (``{link ref: state}``; a ref is a link index,
     ``"sw:port"`` of either end or the link name) applied on top."""
@@ -225,7 +232,7 @@ def resolve_link_states(topology, link_states=None):
     return states
 
 
-def resolve_link_speeds(topology, speeds=None):
+def resolve_link_speeds(topology: Topology, speeds: dict[Any, Any] | None = None) -> list[int]:
     """A list, per link index, of the speed in Mb/s: the topology's
     ``speed_mbps`` with the link refs of ``speeds`` applied (host names in
     ``speeds`` are ignored here)."""
@@ -238,7 +245,7 @@ def resolve_link_speeds(topology, speeds=None):
     return result
 
 
-def _port_states(topology, port_states):
+def _port_states(topology: Topology, port_states: dict[Any, Any] | None) -> dict[Endpoint, str]:
     """``{Endpoint: "up"|"down"}`` from ``{"sw:port" or host name: state}``."""
     result = {}
     host_ports = {Endpoint(h.switch, h.port): h.name for h in topology.hosts.values()}
@@ -258,8 +265,10 @@ def _port_states(topology, port_states):
 
 
 # ------------------------------------------------------------------ power
-def fabric_power(topology, link_states=None, speeds=None, profiles=None, port_states=None,
-                 default_profile=DEFAULT_PROFILE):
+def fabric_power(topology: Topology, link_states: dict[Any, Any] | None = None,
+                 speeds: dict[Any, Any] | None = None, profiles: dict[str, Any] | None = None,
+                 port_states: dict[Any, Any] | None = None,
+                 default_profile: str = DEFAULT_PROFILE) -> dict[str, Any]:
     """The fabric's power in watts for a set of link states and speeds.
 
     ``link_states``: ``{link ref: "up"|"down"}`` over the topology's states
@@ -277,26 +286,13 @@ def fabric_power(topology, link_states=None, speeds=None, profiles=None, port_st
     by_switch = switch_profiles(topology, profiles, default_profile)
     states = resolve_link_states(topology, link_states)
     link_speeds = resolve_link_speeds(topology, speeds)
-    single = _port_states(topology, port_states)
-    host_speeds = {}
-    for ref, value in (speeds or {}).items():
-        if isinstance(ref, str) and ref in topology.hosts:
-            host_speeds[ref] = _speed(value, "speeds[%s]" % ref)
-
-    # Every cabled port: (endpoint, kind, peer endpoint or None, link state, speed)
-    ports = []
-    for link in topology.links:
-        for end, other in ((link.a, link.b), (link.b, link.a)):
-            ports.append((end, "link", other, states[link.index], link_speeds[link.index],
-                          "link %s" % link.name))
-    for host in topology.hosts.values():
-        ports.append((Endpoint(host.switch, host.port), "host", None, "up",
-                      host_speeds.get(host.name, DEFAULT_SPEED_MBPS), "host %s" % host.name))
-
-    switches = {name: {"profile": profile.name, "base_w": profile.base_watts, "ports_w": 0.0,
-                       "active_ports": 0, "shut_ports": 0}
-                for name, profile in by_switch.items()}
-    port_report = {}
+    single: dict[Any, str] = _port_states(topology, port_states)
+    ports = _cabled_ports(topology, states, link_speeds, _host_speeds(topology, speeds))
+    switches: dict[str, dict[str, Any]] = {
+        name: {"profile": profile.name, "base_w": profile.base_watts, "ports_w": 0.0,
+               "active_ports": 0, "shut_ports": 0}
+        for name, profile in by_switch.items()}
+    port_report: dict[str, dict[str, Any]] = {}
     for end, kind, other, link_state, speed, label in ports:
         profile = by_switch[end.switch]
         shut = link_state == "down" or single.get(end) == "down"
@@ -322,6 +318,30 @@ def fabric_power(topology, link_states=None, speeds=None, profiles=None, port_st
             "ports_w": round(port_total, 3), "switches": switches, "ports": port_report}
 
 
+def _host_speeds(topology: Topology, speeds: dict[Any, Any] | None) -> dict[str, int]:
+    """``{host name: Mb/s}`` of the host names in ``speeds``."""
+    host_speeds = {}
+    for ref, value in (speeds or {}).items():
+        if isinstance(ref, str) and ref in topology.hosts:
+            host_speeds[ref] = _speed(value, "speeds[%s]" % ref)
+    return host_speeds
+
+
+def _cabled_ports(topology: Topology, states: list[str], link_speeds: list[int],
+                  host_speeds: dict[str, int]) -> list[tuple[Endpoint, str, Endpoint | None, str, int, str]]:
+    """Every cabled port: (endpoint, kind, peer endpoint or None, link
+    state, speed, label), both ends of every link, then the host ports."""
+    ports: list[tuple[Endpoint, str, Endpoint | None, str, int, str]] = []
+    for link in topology.links:
+        for end, other in ((link.a, link.b), (link.b, link.a)):
+            ports.append((end, "link", other, states[link.index], link_speeds[link.index],
+                          "link %s" % link.name))
+    for host in topology.hosts.values():
+        ports.append((Endpoint(host.switch, host.port), "host", None, "up",
+                      host_speeds.get(host.name, DEFAULT_SPEED_MBPS), "host %s" % host.name))
+    return ports
+
+
 class LinkPowerModel:
     """Fast additive form of :func:`fabric_power` for link selection, where
     only whole links change (off, or a new speed at both ends): ``fixed_w``
@@ -329,7 +349,8 @@ class LinkPowerModel:
     ports at its speed. A link off draws 0 W whatever the both-ends rule,
     since both of its ends are shut."""
 
-    def __init__(self, topology, profiles=None, default_profile=DEFAULT_PROFILE):
+    def __init__(self, topology: Topology, profiles: dict[str, Any] | None = None,
+                 default_profile: str = DEFAULT_PROFILE) -> None:
         self.topology = topology
         self.by_switch = switch_profiles(topology, profiles, default_profile)
         self.fixed_w = sum(p.base_watts for p in self.by_switch.values())
@@ -337,20 +358,20 @@ class LinkPowerModel:
             self.fixed_w += self.by_switch[host.switch].watts_at(
                 DEFAULT_SPEED_MBPS, "host %s (switch %s)" % (host.name, host.switch))
 
-    def speeds(self, link_index):
+    def speeds(self, link_index: int) -> list[int]:
         """Speeds both ends of the link have a power figure for, fastest first."""
         link = self.topology.links[link_index]
         common = set(self.by_switch[link.a.switch].port_watts) \
             & set(self.by_switch[link.b.switch].port_watts)
         return sorted(common, reverse=True)
 
-    def link_watts(self, link_index, speed_mbps):
+    def link_watts(self, link_index: int, speed_mbps: int) -> float:
         """Watts of both ports of a link that is on at ``speed_mbps``."""
         link = self.topology.links[link_index]
         return sum(self.by_switch[end.switch].watts_at(speed_mbps, "%s (link %s)" % (end, link.name))
                    for end in (link.a, link.b))
 
-    def total(self, off=(), speeds=None):
+    def total(self, off: Any = (), speeds: dict[int, int] | None = None) -> float:
         """Fabric watts with the links in ``off`` (indexes) and the file's
         down links shut, the others at ``speeds[index]`` or their speed."""
         off = set(off)
