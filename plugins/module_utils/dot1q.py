@@ -36,6 +36,8 @@ storm when that graph has a cycle.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
+from typing import Any
 
 import networkx as nx
 
@@ -50,7 +52,8 @@ class Dot1qError(EtherclusterError):
     message names the host, switch or port."""
 
 
-def _endpoint(text):
+def _endpoint(text: Any) -> tuple[str, str]:
+    """``(switch, port)`` of a ``"switch:port"`` link end."""
     switch, _sep, port = str(text).rpartition(":")
     return switch, port
 
@@ -62,15 +65,15 @@ class Dot1qFabric:
     :meth:`send` calls, as on a real switch; :meth:`forget` clears them).
     """
 
-    def __init__(self, intent, learning=False):
+    def __init__(self, intent: dict[str, Any], learning: bool = False) -> None:
         if not isinstance(intent, dict) or not isinstance(intent.get("switches"), dict):
             raise Dot1qError("the intent must be a mapping with 'switches' (schema "
                              "ethercluster.routing/intent/v1)")
         self.intent = intent
         self.learning = learning
-        self.learned = {}
-        self._mac_filter = None
-        self.switches = {}
+        self.learned: dict[tuple[str, int, str], str] = {}
+        self._mac_filter: frozenset[str] | None = None
+        self.switches: dict[str, dict[str, Any]] = {}
         for name, entry in intent["switches"].items():
             ports = {}
             for port, config in (entry.get("ports") or {}).items():
@@ -80,7 +83,7 @@ class Dot1qFabric:
                     "tagged": frozenset(config.get("tagged") or ()),
                     "admin": config.get("admin", "up"),
                 }
-            members = {}
+            members: dict[int, list[str]] = {}
             for port, config in ports.items():
                 if config["admin"] != "up":
                     continue
@@ -107,11 +110,12 @@ class Dot1qFabric:
             self.host_at[(host["switch"], str(host["port"]))] = name
             self.host_of_mac[mac] = name
 
-    def forget(self):
+    def forget(self) -> None:
         """Clear every learned entry."""
         self.learned = {}
 
-    def _static(self, switch):
+    def _static(self, switch: str) -> dict[tuple[str, int], str]:
+        """The static entries of ``switch`` (read on first use)."""
         entry = self.switches[switch]
         if entry["static"] is None:
             wanted = self._mac_filter
@@ -120,7 +124,7 @@ class Dot1qFabric:
                                if wanted is None or item["mac"] in wanted}
         return entry["static"]
 
-    def restrict_static(self, macs):
+    def restrict_static(self, macs: Iterable[str] | None) -> None:
         """Read only the static entries of these MACs (None: all again).
         A large fabric holds millions of entries; a check that follows a
         few destinations needs only theirs."""
@@ -128,7 +132,7 @@ class Dot1qFabric:
         for entry in self.switches.values():
             entry["static"] = None
 
-    def walk_unicast(self, src_host, dst_host, learned=False):
+    def walk_unicast(self, src_host: str, dst_host: str, learned: bool = False) -> dict[str, Any]:
         """Follow one untagged unicast frame from ``src_host`` to host
         ``dst_host`` by static entries only (``learned``: or by entries
         learned so far), without building a graph.
@@ -136,7 +140,9 @@ class Dot1qFabric:
         None or why it was not delivered untagged, "switch": where}``."""
         switch, port, _mac = self.hosts[src_host]
         dst_mac = self.hosts[dst_host][2]
-        tag, hops, seen = None, [], set()
+        tag: int | None = None
+        hops: list[tuple[str, str]] = []
+        seen = set()
         while True:
             vid, reason = self.classify(switch, port, tag)
             if vid is None:
@@ -173,7 +179,7 @@ class Dot1qFabric:
             switch, port = where[1]
 
     # ----------------------------------------------------------- one switch
-    def classify(self, switch, port, tag):
+    def classify(self, switch: str, port: str, tag: int | None) -> tuple[int | None, str | None]:
         """The VLAN of a frame entering ``switch`` on ``port`` with VLAN tag
         ``tag`` (None: untagged), or ``(None, reason)`` when it is dropped."""
         entry = self.switches.get(switch)
@@ -194,7 +200,8 @@ class Dot1qFabric:
             return None, "switch %s does not hold VLAN %s" % (switch, vid)
         return vid, None
 
-    def decide(self, switch, port, vid, dst_mac):
+    def decide(self, switch: str, port: str | None, vid: int,
+               dst_mac: str) -> tuple[list[str], str, str | None]:
         """Output ports for a frame to ``dst_mac`` in VLAN ``vid`` that came
         in on ``port``: ``(ports, how, reason)``; how is static, learned or
         flood, reason says why nothing goes out."""
@@ -221,7 +228,7 @@ class Dot1qFabric:
             return [out], how, None
         return [p for p in entry["members"].get(vid, ()) if p != port], how, None
 
-    def egress(self, switch, port, vid):
+    def egress(self, switch: str, port: str, vid: int) -> tuple[int | None, tuple | None]:
         """What leaves ``switch`` on ``port`` in VLAN ``vid``: ``(tag, where)``
         where is ("host", name), ("switch", (peer switch, peer port)) or None."""
         config = self.switches[switch]["ports"][port]
@@ -233,7 +240,8 @@ class Dot1qFabric:
         return tag, (("switch", peer) if peer is not None else None)
 
     # -------------------------------------------------------------- frames
-    def _resolve(self, dst):
+    def _resolve(self, dst: str) -> tuple[str, str | None]:
+        """``(destination MAC, destination host or None)`` of ``dst``."""
         if dst == BROADCAST or dst == BROADCAST_MAC:
             return BROADCAST_MAC, None
         if dst in self.hosts:
@@ -245,7 +253,7 @@ class Dot1qFabric:
             return text, None   # a MAC no host has: floods like any unknown unicast
         raise Dot1qError("unknown destination %r: give a host name, a MAC or 'broadcast'" % (dst,))
 
-    def send(self, src_host, dst, vlan_tag=None):
+    def send(self, src_host: str, dst: str, vlan_tag: int | None = None) -> dict[str, Any]:
         """Send one frame from host ``src_host`` to ``dst`` (a host name, a
         MAC or ``"broadcast"``), untagged or tagged with ``vlan_tag``, and
         follow every copy. Returns plain data:
@@ -267,37 +275,49 @@ class Dot1qFabric:
             raise Dot1qError("unknown source host %r" % (src_host,))
         src_switch, src_port, src_mac = self.hosts[src_host]
         dst_mac, dst_host = self._resolve(dst)
-        graph = nx.DiGraph()
-        start = ("host", src_host)
-        graph.add_node(start)
-        dropped, flooded, learned_used = [], False, False
-        hop_of = {}          # edge (u, v) -> hop record
-        queue = deque()
+        trace = _Trace(("host", src_host))
+        trace.arrive(self, trace.start, src_switch, src_port, vlan_tag, None)
+        self._follow(trace, src_mac, dst_mac)
+        graph = trace.graph
+        cycle_edges = []
+        if not nx.is_directed_acyclic_graph(graph):
+            cycle_edges = nx.find_cycle(graph, trace.start)
+        storm = bool(cycle_edges)
+        delivered = _deliveries(graph, trace.start, storm)
+        received = dst_host is not None and dst_host in delivered
+        path, untagged = [], False
+        if dst_host is not None and received:
+            path, untagged = trace.path_to(dst_host), not delivered[dst_host]["tagged"]
+        return {
+            "src": src_host,
+            "dst": dst_host if dst_host is not None else (BROADCAST if dst_mac == BROADCAST_MAC
+                                                          else dst_mac),
+            "delivered": delivered,
+            "received": received,
+            "untagged": untagged,
+            "path": path,
+            "flooded": trace.flooded,
+            "learned_used": trace.learned_used,
+            "dropped": trace.dropped,
+            "storm": storm,
+            "cycle": ["%s:%s/%s" % u for u, _v in cycle_edges if u[0] != "host"],
+            "states": sum(1 for node in graph.nodes if node[0] != "host"),
+        }
 
-        def arrive(parent, switch, port, tag, hop):
-            vid, reason = self.classify(switch, port, tag)
-            if vid is None:
-                dropped.append({"switch": switch, "port": port, "vlan": tag, "reason": reason})
-                return
-            state = (switch, port, vid)
-            new = state not in graph
-            graph.add_edge(parent, state)
-            if hop is not None:
-                hop_of[(parent, state)] = hop
-            if new:
-                queue.append(state)
-
-        arrive(start, src_switch, src_port, vlan_tag, None)
-        while queue:
-            state = queue.popleft()
+    def _follow(self, trace: _Trace, src_mac: str, dst_mac: str) -> None:
+        """Forward every queued state of ``trace`` until no copy is left:
+        learn, decide, and send each copy to a host or the next switch."""
+        while trace.queue:
+            state = trace.queue.popleft()
             switch, port, vid = state
             if self.learning:
                 self.learned[(switch, vid, src_mac)] = port
             outs, how, reason = self.decide(switch, port, vid, dst_mac)
             if reason:
-                dropped.append({"switch": switch, "port": port, "vlan": vid, "reason": reason})
-            flooded = flooded or how == "flood"
-            learned_used = learned_used or how == "learned"
+                trace.dropped.append({"switch": switch, "port": port, "vlan": vid,
+                                      "reason": reason})
+            trace.flooded = trace.flooded or how == "flood"
+            trace.learned_used = trace.learned_used or how == "learned"
             for out in outs:
                 tag, where = self.egress(switch, out, vid)
                 hop = {"switch": switch, "in_port": port, "vlan": vid, "out_port": out,
@@ -306,63 +326,14 @@ class Dot1qFabric:
                     continue
                 if where[0] == "host":
                     node = ("host", where[1], tag)
-                    graph.add_edge(state, node)
-                    hop_of[(state, node)] = hop
+                    trace.graph.add_edge(state, node)
+                    trace.hop_of[(state, node)] = hop
                     continue
                 peer_switch, peer_port = where[1]
-                arrive(state, peer_switch, peer_port, tag, hop)
-
-        cycle_edges = []
-        if not nx.is_directed_acyclic_graph(graph):
-            cycle_edges = nx.find_cycle(graph, start)
-        storm = bool(cycle_edges)
-        copies = None
-        if not storm:
-            copies = {start: 1}
-            for node in nx.topological_sort(graph):
-                if node == start:
-                    continue
-                copies[node] = sum(copies.get(p, 0) for p in graph.predecessors(node))
-        delivered = {}
-        for node in graph.nodes:
-            if node[0] != "host" or len(node) != 3:
-                continue
-            _kind, host, tag = node
-            record = delivered.setdefault(host, {"copies": 0, "tagged": False, "vlans": []})
-            if copies is None:
-                record["copies"] = None
-            else:
-                record["copies"] += copies.get(node, 0)
-            if tag is not None:
-                record["tagged"] = True
-                record["vlans"].append(tag)
-        for record in delivered.values():
-            record["vlans"].sort()
-        path = []
-        received = dst_host is not None and dst_host in delivered
-        if received:
-            targets = [node for node in graph.nodes
-                       if node[0] == "host" and len(node) == 3 and node[1] == dst_host]
-            found = nx.shortest_path(graph, start, targets[0])
-            path = [hop_of[(u, v)] for u, v in zip(found, found[1:]) if (u, v) in hop_of]
-        return {
-            "src": src_host,
-            "dst": dst_host if dst_host is not None else (BROADCAST if dst_mac == BROADCAST_MAC
-                                                          else dst_mac),
-            "delivered": delivered,
-            "received": received,
-            "untagged": received and not delivered[dst_host]["tagged"],
-            "path": path,
-            "flooded": flooded,
-            "learned_used": learned_used,
-            "dropped": dropped,
-            "storm": storm,
-            "cycle": ["%s:%s/%s" % u for u, _v in cycle_edges if u[0] != "host"],
-            "states": sum(1 for node in graph.nodes if node[0] != "host"),
-        }
+                trace.arrive(self, state, peer_switch, peer_port, tag, hop)
 
     # ------------------------------------------------------------- floods
-    def flood_graph(self, tagged_sources=False):
+    def flood_graph(self, tagged_sources: bool = False) -> nx.DiGraph:
         """The graph of states a flooded frame (broadcast, unknown unicast)
         can reach from any host, over switch ports only: nodes ``(switch,
         port, vlan)`` and ``("host", switch, vlan)`` for what hosts inject,
@@ -372,7 +343,7 @@ class Dot1qFabric:
         left out. Storm freedom (switch-tagged paper Theorem 1) is this
         graph having no cycle."""
         graph = nx.DiGraph()
-        queue = deque()
+        queue: deque[tuple] = deque()
         seen = set()
 
         def arrive(parent, switch, port, tag):
@@ -419,7 +390,7 @@ class Dot1qFabric:
             flood(state, *state)
         return graph
 
-    def broadcast_copies(self, tagged_sources=False):
+    def broadcast_copies(self, tagged_sources: bool = False) -> tuple[int, str | None, int | None] | None:
         """How many times one flooded frame (a broadcast such as an ARP
         request) crosses a switch-to-switch link, for the worst source:
         ``(copies, switch, vlan)`` of that source, or None when the flood
@@ -432,7 +403,7 @@ class Dot1qFabric:
             return None
         # paths[n]: flood states reached from n, counted with multiplicity
         # (n itself included): one reverse topological pass for all sources
-        paths = {}
+        paths: dict[tuple, int] = {}
         for node in reversed(list(nx.topological_sort(graph))):
             paths[node] = 1 + sum(paths[succ] for succ in graph.successors(node))
         worst = (0, None, None)
@@ -443,7 +414,7 @@ class Dot1qFabric:
                     worst = (copies, node[1], node[2])
         return worst
 
-    def storm_cycle(self, tagged_sources=False):
+    def storm_cycle(self, tagged_sources: bool = False) -> list[str]:
         """A cycle of flood states (``"switch:port/vlan"`` strings, the first
         repeated at the end), or [] when every flood dies out."""
         graph = self.flood_graph(tagged_sources)
@@ -456,7 +427,74 @@ class Dot1qFabric:
         return ["%s:%s/%s" % u for u, _v in edges] + ["%s:%s/%s" % edges[0][0]]
 
 
-def simulate_8021q(intent, src_host, dst_host, learning=False, vlan_tag=None):
+class _Trace:
+    """The states the copies of one frame reach: a graph from the sending
+    host (``start``), the hop behind each edge, and what went wrong."""
+
+    def __init__(self, start: tuple) -> None:
+        self.start = start
+        self.graph = nx.DiGraph()
+        self.graph.add_node(start)
+        self.dropped: list[dict[str, Any]] = []
+        self.flooded = False
+        self.learned_used = False
+        self.hop_of: dict[tuple, dict[str, Any]] = {}   # edge (u, v) -> hop record
+        self.queue: deque[tuple] = deque()
+
+    def arrive(self, fabric: Dot1qFabric, parent: tuple, switch: str, port: str, tag: int | None,
+               hop: dict[str, Any] | None) -> None:
+        """A copy reaches ``switch:port`` from ``parent``: record the edge,
+        and queue the state when it is new (or record why it is dropped)."""
+        vid, reason = fabric.classify(switch, port, tag)
+        if vid is None:
+            self.dropped.append({"switch": switch, "port": port, "vlan": tag, "reason": reason})
+            return
+        state = (switch, port, vid)
+        new = state not in self.graph
+        self.graph.add_edge(parent, state)
+        if hop is not None:
+            self.hop_of[(parent, state)] = hop
+        if new:
+            self.queue.append(state)
+
+    def path_to(self, dst_host: str) -> list[dict[str, Any]]:
+        """The hops of the first copy to reach host ``dst_host``."""
+        targets = [node for node in self.graph.nodes
+                   if node[0] == "host" and len(node) == 3 and node[1] == dst_host]
+        found = nx.shortest_path(self.graph, self.start, targets[0])
+        return [self.hop_of[(u, v)] for u, v in zip(found, found[1:]) if (u, v) in self.hop_of]
+
+
+def _deliveries(graph: nx.DiGraph, start: tuple, storm: bool) -> dict[str, dict[str, Any]]:
+    """``{host: {"copies", "tagged", "vlans"}}`` for every host a copy of
+    the frame reached; ``copies`` None when the frame storms."""
+    copies = None
+    if not storm:
+        copies = {start: 1}
+        for node in nx.topological_sort(graph):
+            if node == start:
+                continue
+            copies[node] = sum(copies.get(p, 0) for p in graph.predecessors(node))
+    delivered: dict[str, dict[str, Any]] = {}
+    for node in graph.nodes:
+        if node[0] != "host" or len(node) != 3:
+            continue
+        _kind, host, tag = node
+        record = delivered.setdefault(host, {"copies": 0, "tagged": False, "vlans": []})
+        if copies is None:
+            record["copies"] = None
+        else:
+            record["copies"] += copies.get(node, 0)
+        if tag is not None:
+            record["tagged"] = True
+            record["vlans"].append(tag)
+    for record in delivered.values():
+        record["vlans"].sort()
+    return delivered
+
+
+def simulate_8021q(intent: dict[str, Any], src_host: str, dst_host: str, learning: bool = False,
+                   vlan_tag: int | None = None) -> dict[str, Any]:
     """One frame from ``src_host`` to ``dst_host`` (a host, a MAC or
     ``"broadcast"``) through the switches of ``intent``; see
     :meth:`Dot1qFabric.send` for the trace it returns."""
