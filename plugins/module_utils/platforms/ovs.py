@@ -42,7 +42,7 @@ import re
 import shlex
 
 from ..device_strings import label
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ..errors import EtherclusterError
 from ..lab.plan import GAP_FILE, tbf_parameters
@@ -86,7 +86,7 @@ class Flow(NamedTuple):
     idle_timeout: int = 0
     hard_timeout: int = 0
 
-    def text(self):
+    def text(self) -> str:
         """The flow as ``ovs-ofctl add-flow``/``replace-flows`` reads it."""
         head = ["cookie=%s" % _hex(self.cookie), "table=%d" % self.table,
                 "priority=%d" % self.priority]
@@ -103,15 +103,15 @@ _MATCH_ORDER = {"in_port": 0, "reg0": 1, "reg1": 2, "vlan_tci": 3, "dl_vlan": 4,
                 "dl_dst": 6}
 
 
-def _match_order(item):
+def _match_order(item: tuple[str, Any]) -> tuple[int, str]:
     return (_MATCH_ORDER.get(item[0], 99), item[0])
 
 
-def _hex(number):
+def _hex(number: int) -> str:
     return "0" if number == 0 else "0x%x" % number
 
 
-def _match_text(field, value):
+def _match_text(field: str, value: Any) -> str:
     if value is None:
         return field
     if isinstance(value, tuple):
@@ -142,7 +142,7 @@ class SwitchIntent(NamedTuple):
     static_macs: tuple  # (vlan, mac, port name)
 
 
-def normalize_intent(config, switch="switch"):
+def normalize_intent(config: Any, switch: str = "switch") -> SwitchIntent:
     """Check one switch's entry of the intent (INTENT.md ``switches.<name>``)
     and return it as a :class:`SwitchIntent`.
 
@@ -171,7 +171,14 @@ def normalize_intent(config, switch="switch"):
     vlan_set = set()
     for position, vlan in enumerate(vlans):
         vlan_set.add(_vlan(vlan, "%s.vlans[%d]" % (where, position)))
-    ports_data = config.get("ports")
+    ports = _port_intents(config.get("ports"), where, vlan_set)
+    statics = _static_entries(config.get("static_macs") or [], where, ports)
+    return SwitchIntent(switch, stp, tuple(sorted(vlan_set)), ports,
+                        tuple(sorted((vlan, mac, port) for (vlan, mac), port in statics.items())))
+
+
+def _port_intents(ports_data: Any, where: str, vlan_set: set[int]) -> dict[str, PortIntent]:
+    """``switches.<name>.ports`` checked, as PortIntents by port number."""
     if not isinstance(ports_data, dict):
         raise OvsError("%s.ports: must be a mapping of port -> {pvid, untagged, tagged, admin, "
                        "speed_mbps}, got %r" % (where, ports_data))
@@ -190,23 +197,7 @@ def normalize_intent(config, switch="switch"):
         pvid = entry.get("pvid")
         if pvid is not None:
             pvid = _vlan(pvid, port_where + ".pvid")
-        members = {}
-        for kind in ("untagged", "tagged"):
-            value = entry.get(kind) or []
-            if not isinstance(value, list):
-                raise OvsError("%s.%s: must be a list of VLAN IDs, got %r"
-                               % (port_where, kind, value))
-            members[kind] = set()
-            for position, vlan in enumerate(value):
-                vlan = _vlan(vlan, "%s.%s[%d]" % (port_where, kind, position))
-                if vlan not in vlan_set:
-                    raise OvsError("%s.%s: VLAN %d is not in %s.vlans"
-                                   % (port_where, kind, vlan, where))
-                members[kind].add(vlan)
-        both = members["untagged"] & members["tagged"]
-        if both:
-            raise OvsError("%s: VLAN %d is both untagged and tagged on this port; a port "
-                           "sends one VLAN one way" % (port_where, min(both)))
+        members = _port_members(entry, port_where, where, vlan_set)
         admin = entry.get("admin", "up")
         if admin not in ("up", "down"):
             raise OvsError("%s.admin: must be 'up' or 'down', got %r" % (port_where, admin))
@@ -217,9 +208,37 @@ def normalize_intent(config, switch="switch"):
                            % (port_where, speed))
         ports[name] = PortIntent(int(name), pvid, tuple(sorted(members["untagged"])),
                                  tuple(sorted(members["tagged"])), admin, speed)
-    ports = {name: ports[name] for name in sorted(ports, key=int)}
-    statics = {}
-    static_data = config.get("static_macs") or []
+    return {name: ports[name] for name in sorted(ports, key=int)}
+
+
+def _port_members(entry: dict[str, Any], port_where: str, where: str,
+                  vlan_set: set[int]) -> dict[str, set[int]]:
+    """A port's untagged and tagged VLANs, each held by the switch, none
+    both."""
+    members: dict[str, set[int]] = {}
+    for kind in ("untagged", "tagged"):
+        value = entry.get(kind) or []
+        if not isinstance(value, list):
+            raise OvsError("%s.%s: must be a list of VLAN IDs, got %r"
+                           % (port_where, kind, value))
+        members[kind] = set()
+        for position, vlan in enumerate(value):
+            vlan = _vlan(vlan, "%s.%s[%d]" % (port_where, kind, position))
+            if vlan not in vlan_set:
+                raise OvsError("%s.%s: VLAN %d is not in %s.vlans"
+                               % (port_where, kind, vlan, where))
+            members[kind].add(vlan)
+    both = members["untagged"] & members["tagged"]
+    if both:
+        raise OvsError("%s: VLAN %d is both untagged and tagged on this port; a port "
+                       "sends one VLAN one way" % (port_where, min(both)))
+    return members
+
+
+def _static_entries(static_data: Any, where: str,
+                    ports: dict[str, PortIntent]) -> dict[tuple[int, str], str]:
+    """``switches.<name>.static_macs`` checked: ``{(vlan, mac): port}``."""
+    statics: dict[tuple[int, str], str] = {}
     if not isinstance(static_data, list):
         raise OvsError("%s.static_macs: must be a list of {mac, vlan, port}" % where)
     for position, entry in enumerate(static_data):
@@ -240,17 +259,16 @@ def normalize_intent(config, switch="switch"):
             raise OvsError("%s: %s in VLAN %d already goes to port %s"
                            % (entry_where, mac, vlan, statics[key]))
         statics[key] = port
-    return SwitchIntent(switch, stp, tuple(sorted(vlan_set)), ports,
-                        tuple(sorted((vlan, mac, port) for (vlan, mac), port in statics.items())))
+    return statics
 
 
-def _vlan(value, where):
+def _vlan(value: Any, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 4094:
         raise OvsError("%s: a VLAN ID is a whole number from 1 to 4094, got %r" % (where, value))
     return value
 
 
-def _mac(value, where):
+def _mac(value: Any, where: str) -> str:
     text = value.lower() if isinstance(value, str) else ""
     digits = _MAC_SEPARATORS.sub("", text)
     if len(digits) != 12 or not all(c in "0123456789abcdef" for c in digits):
@@ -261,12 +279,12 @@ def _mac(value, where):
 
 
 # --------------------------------------------------------------- rendering
-def render_flows(intent):
+def render_flows(intent: SwitchIntent) -> list[Flow]:
     """The OpenFlow pipeline of a :class:`SwitchIntent`, as :class:`Flow`
     objects in a stable order (table, then priority high to low)."""
-    flows = []
+    flows: list[Flow] = []
 
-    def add(table, priority, match, actions):
+    def add(table: int, priority: int, match: list[tuple[str, Any]], actions: list[str]) -> None:
         flow = Flow(table, priority, tuple(match), tuple(actions), PIPELINE_COOKIE)
         # through the parser: a rendered flow is normalised exactly like a dumped one
         flows.append(parse_flow(flow.text()))
@@ -313,7 +331,7 @@ def render_flows(intent):
     return sorted(flows, key=_flow_order)
 
 
-def _flow_order(flow):
+def _flow_order(flow: Flow) -> tuple:
     # values of one field may differ in type across flows read from a switch
     # (reg0=0xa, reg0=0xa/0xfff): order them by type first
     match = tuple((field, _sortable(value))
@@ -321,7 +339,7 @@ def _flow_order(flow):
     return (flow.table, -flow.priority, match, flow.actions, flow.cookie)
 
 
-def _sortable(value):
+def _sortable(value: Any) -> tuple:
     if isinstance(value, int):
         return (0, value, ())
     if isinstance(value, tuple):
@@ -329,7 +347,7 @@ def _sortable(value):
     return (2, 0, (str(value),))
 
 
-def learn_action():
+def learn_action() -> str:
     """The ``learn()`` of table 1: (VLAN, source MAC) -> input port, into the
     forwarding database, below the static entries."""
     return ("learn(table=%d,idle_timeout=%d,priority=%d,cookie=%s,NXM_NX_REG0[0..11],"
@@ -337,7 +355,7 @@ def learn_action():
             % (TABLE_FDB, MAC_AGING_S, PRIORITY_LEARNED, _hex(LEARNED_COOKIE)))
 
 
-def render(config, switch="switch"):
+def render(config: Any, switch: str = "switch") -> dict[str, Any]:
     """What switch ``switch`` must hold for its intent entry ``config``:
     ``{"flows": [Flow, ...], "ports": {port: {"admin", "speed_mbps"}},
     "bridge": {"fail_mode": "secure", "stp": bool, "rstp": bool}}``."""
@@ -351,16 +369,16 @@ def render(config, switch="switch"):
     }
 
 
-def flows_text(flows):
+def flows_text(flows: list[Flow]) -> str:
     """Flows as the text ``ovs-ofctl replace-flows`` reads, one per line."""
     return "".join(flow.text() + "\n" for flow in flows)
 
 
-def state_to_data(state):
+def state_to_data(state: dict[str, Any]) -> dict[str, Any]:
     """A rendered or parsed state as plain data (flows as text lines)."""
-    data = {"flows": [flow.text() for flow in state["flows"]],
-            "ports": {name: dict(value) for name, value in state["ports"].items()},
-            "bridge": dict(state["bridge"])}
+    data: dict[str, Any] = {"flows": [flow.text() for flow in state["flows"]],
+                            "ports": {name: dict(value) for name, value in state["ports"].items()},
+                            "bridge": dict(state["bridge"])}
     for key in ("learned_flows", "foreign_flows"):
         if key in state:
             data[key] = len(state[key])
@@ -373,7 +391,7 @@ _FLAG_FIELDS = {"send_flow_rem", "check_overlap", "reset_counts", "no_packet_cou
                 "no_byte_counts"}
 
 
-def parse_flows(text):
+def parse_flows(text: str) -> list[Flow]:
     """Parse ``ovs-ofctl dump-flows`` output (with or without statistics) or
     a flow file into :class:`Flow` objects. Lines that are not flows
     (``OFPST_FLOW reply ...``, blank, ``#`` comments) are skipped."""
@@ -389,7 +407,7 @@ def parse_flows(text):
     return flows
 
 
-def parse_flow(line):
+def parse_flow(line: str) -> Flow:
     """One flow line -> :class:`Flow` (raises ValueError when it is not one)."""
     match = re.search(r"(?:^|[\s,])actions=", line)
     if match is None:
@@ -415,20 +433,22 @@ def parse_flow(line):
                 fields["hard_timeout"])
 
 
-def _match_key(item):
+def _match_key(item: tuple[str, Any]) -> tuple[str, str]:
     return (item[0], repr(item[1]))
 
 
-def _match_value(value):
+def _match_value(value: str) -> int | tuple[int, int] | str:
     number, slash, mask = value.partition("/")
     if _NUMBER_RE.match(number) and (not slash or _NUMBER_RE.match(mask)):
         return (int(number, 0), int(mask, 0)) if slash else int(number, 0)
     return value
 
 
-def _split_top(text):
+def _split_top(text: str) -> list[str]:
     """Split on commas that are not inside parentheses."""
-    parts, depth, current = [], 0, []
+    parts: list[str] = []
+    depth = 0
+    current: list[str] = []
     for char in text:
         if char == "(":
             depth += 1
@@ -443,7 +463,8 @@ def _split_top(text):
     return [part.strip() for part in parts if part.strip()]
 
 
-def _actions(text):
+def _actions(text: str) -> list[str]:
+    """Actions normalised: numbers in one notation, ``drop`` left out."""
     result = []
     for action in _split_top(text.strip()):
         lowered = action.lower() if not action.startswith("learn(") else action
@@ -462,7 +483,7 @@ def _actions(text):
     return result
 
 
-def parse_ports(text):
+def parse_ports(text: str) -> dict[int, dict[str, str]]:
     """``ovs-ofctl dump-ports-desc`` output -> ``{ofport: {"dev", "admin",
     "link"}}`` (``LOCAL`` is left out)."""
     ports = {}
@@ -489,7 +510,7 @@ def parse_ports(text):
 _RATE_UNITS = {"bit": 1e-6, "kbit": 1e-3, "mbit": 1.0, "gbit": 1e3, "tbit": 1e6}
 
 
-def parse_tc(text):
+def parse_tc(text: str) -> dict[str, int | float]:
     """``tc qdisc show`` output -> ``{device: rate in Mbit/s}`` for the root
     tbf qdiscs (the emulated port speeds)."""
     rates = {}
@@ -502,12 +523,12 @@ def parse_tc(text):
     return rates
 
 
-def parse_state(text):
+def parse_state(text: str) -> dict[str, Any]:
     """The output of :func:`read_script` -> the form :func:`render` returns,
     plus what only a live switch has: ``ports[*]`` gain ``dev``, ``ofport``
     and ``link``; ``learned_flows`` and ``foreign_flows`` hold the flows
     that are not part of the pipeline; ``gap`` is the renegotiation gap."""
-    sections = {}
+    sections: dict[str, list[str]] = {}
     name = None
     for line in text.splitlines():
         if line.startswith(SECTION):
@@ -560,12 +581,13 @@ class Changes(NamedTuple):
     bridge: dict  # setting -> value
 
     @property
-    def changed(self):
+    def changed(self) -> bool:
+        """True if anything must change."""
         return bool(self.flows_added or self.flows_removed or self.admin_up or self.admin_down
                     or self.speeds or self.bridge)
 
 
-def compare(current, desired, switch="switch"):
+def compare(current: dict[str, Any], desired: dict[str, Any], switch: str = "switch") -> Changes:
     """The :class:`Changes` that turn ``current`` (from :func:`parse_state`)
     into ``desired`` (from :func:`render`). Raises :class:`OvsError` when
     the intent names a port the switch does not have."""
@@ -578,7 +600,9 @@ def compare(current, desired, switch="switch"):
     want = set(desired["flows"])
     added = sorted(want - have, key=_flow_order)
     removed = sorted(have - want, key=_flow_order)
-    admin_up, admin_down, speeds = [], [], {}
+    admin_up: list[str] = []
+    admin_down: list[str] = []
+    speeds = {}
     for port, wanted in desired["ports"].items():
         now = current["ports"][port]
         if wanted["admin"] != now["admin"]:
@@ -590,7 +614,7 @@ def compare(current, desired, switch="switch"):
     return Changes(added, removed, admin_up, admin_down, speeds, bridge)
 
 
-def describe(state, ports=None):
+def describe(state: dict[str, Any], ports: set[str] | None = None) -> str:
     """A switch's state as sorted text lines for a human diff."""
     lines = ["bridge: fail_mode=%s stp=%s rstp=%s" % (
         state["bridge"].get("fail_mode"), _on(state["bridge"].get("stp")),
@@ -607,11 +631,11 @@ def describe(state, ports=None):
     return "".join(line + "\n" for line in lines)
 
 
-def _on(value):
+def _on(value: Any) -> str:
     return "on" if value else "off"
 
 
-def diff(current, desired):
+def diff(current: dict[str, Any], desired: dict[str, Any]) -> dict[str, str]:
     """``{"before", "after"}`` texts of one switch for Ansible's ``--diff``
     (ports the intent does not name are left out of both)."""
     ports = set(desired["ports"])
@@ -619,13 +643,13 @@ def diff(current, desired):
 
 
 # ---------------------------------------------------------------- scripts
-def _check_bridge(bridge):
+def _check_bridge(bridge: Any) -> str:
     if not isinstance(bridge, str) or not _BRIDGE_RE.match(bridge):
         raise OvsError("bridge: %r is not a bridge name" % (bridge,))
     return bridge
 
 
-def read_script(bridge=DEFAULT_BRIDGE):
+def read_script(bridge: str = DEFAULT_BRIDGE) -> str:
     """Shell script (run by ``sh -s`` on the switch) that prints everything
     :func:`parse_state` needs, in one round trip."""
     bridge = _check_bridge(bridge)
@@ -645,7 +669,8 @@ def read_script(bridge=DEFAULT_BRIDGE):
     ])
 
 
-def write_script(changes, desired, current, bridge=DEFAULT_BRIDGE):
+def write_script(changes: Changes, desired: dict[str, Any], current: dict[str, Any],
+                 bridge: str = DEFAULT_BRIDGE) -> str:
     """Shell script that applies ``changes`` in one round trip.
 
     Order, so that the switch never holds less than both states allow:
@@ -691,9 +716,9 @@ def write_script(changes, desired, current, bridge=DEFAULT_BRIDGE):
     return "\n".join(lines)
 
 
-def change_summary(changes, current):
+def change_summary(changes: Changes, current: dict[str, Any]) -> list[str]:
     """One line per change, for the task's result."""
-    lines = []
+    lines: list[str] = []
     lines.extend("port %s: admin up" % port for port in changes.admin_up)
     lines.extend("bridge: %s=%s" % item for item in sorted(changes.bridge.items()))
     if changes.flows_added or changes.flows_removed:
