@@ -32,7 +32,7 @@ FIELDS = ("routing", "engine_options", "assignment", "bank", "vlan_range",
           "max_broadcast_copies", "mac_learning", "traffic")
 
 #: the built-in defaults (the plan module's); None = the planner's own
-DEFAULTS = {
+DEFAULTS: dict[str, object] = {
     "routing": "segment",
     "engine_options": {},
     "assignment": "renamed",

@@ -1,5 +1,6 @@
 """Helpers of the lab tests (see conftest.py)."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -75,3 +76,39 @@ def ansible_playbook(*args, timeout=300):
     assert tool.exists(), "ansible-playbook not found next to %s" % sys.executable
     return subprocess.run([str(tool), *map(str, args)], cwd=str(ROOT), env=ansible_env(),
                           capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def held_pipelines(layout):
+    """The pipeline each switch of a lab holds: its flows of this collection
+    (cookie 0xec00; learned entries left out), sorted."""
+    held = {}
+    for name, sw in layout["switches"].items():
+        text = netns_exec(sw["netns"], "ovs-ofctl", "-O", "OpenFlow13", "dump-flows",
+                          "unix:%s/br0.mgmt" % sw["dir"], "--no-stats").stdout
+        held[name] = sorted(line.strip() for line in text.splitlines() if "cookie=0xec00" in line)
+    return held
+
+
+def build_lab(name, topology, mgmt_network, host_network, state_root="/run/ethercluster-lab"):
+    """A fresh lab of ``topology`` (lab_up.yml; one of that name removed
+    first): ``{"inventory", "layout"}``."""
+    from ansible_collections.ethercluster.routing.plugins.module_utils.lab import runner
+
+    runner.lab_down(state_root, name)
+    proc = ansible_playbook("playbooks/lab_up.yml", "-e", "topology=%s" % topology, "-e", "lab_name=%s" % name,
+                            "-e", "lab_mgmt_network=%s" % mgmt_network, "-e", "lab_host_network=%s" % host_network)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    return {"inventory": "%s/%s/inventory.yml" % (state_root, name),
+            "layout": runner.read_record(state_root, name)["layout"]}
+
+
+def tasks_by_name(stdout):
+    """ansible-playbook's JSON callback output as ``{task name: {host: result}}``
+    (a role's task named as in the role, without the ``ROLE : `` prefix)."""
+    start = stdout.find("{")
+    assert start >= 0, stdout[-3000:]
+    tasks = {}
+    for play in json.loads(stdout[start:])["plays"]:
+        for task in play["tasks"]:
+            tasks.setdefault(task["task"]["name"].split(" : ", 1)[-1], {}).update(task["hosts"])
+    return tasks

@@ -14,47 +14,35 @@ import sys
 from pathlib import Path
 
 import pytest
-from lab_helpers import FIXTURES, ROOT, ansible_env, ansible_playbook, netns_exec
+from lab_helpers import FIXTURES, ROOT, ansible_env, build_lab, held_pipelines, netns_exec, tasks_by_name
 
 from ansible_collections.ethercluster.routing.plugins.module_utils.lab import runner
 
 pytestmark = pytest.mark.lab
 
 LAB = "pytest-roles"
-STATE_ROOT = "/run/ethercluster-lab"
-TOPOLOGY = FIXTURES / "ring3_topology.yml"
 SWITCHES = {"sw0", "sw1", "sw2"}
-PLAN_TASK = "Plan routing, VLANs and static MACs; check everything; write the intent"
-TAKE_TASK = "Take the intent of the reviewed plan in intended (no planning)"
-PUSH_TASK = "Push the intent (read what the switch holds, compare, write the difference)"
-SUMMARY_TASK = "Print the summary"
 FAST = ["-e", "renegotiation_s=0.5", "-e", "transition_wait_s=0.5"]
+# task names of the roles
+PLAN_TASK, TAKE_TASK, PUSH_TASK, SUMMARY_TASK = (
+    "Plan routing, VLANs and static MACs; check everything; write the intent",
+    "Take the intent of the reviewed plan in intended (no planning)",
+    "Push the intent (read what the switch holds, compare, write the difference)",
+    "Print the summary")
 
 
 def run(lab, playbook, *args):
     """ansible-playbook PLAYBOOK from the lab's working directory, with the
     topology and the lab's inventory; (rc, {task: {host: result}}, output)."""
     tool = Path(sys.executable).parent / "ansible-playbook"
-    proc = subprocess.run([str(tool), "-i", str(TOPOLOGY), "-i", lab["inventory"], "-f", "8",
-                           str(ROOT / "playbooks" / playbook), *args], cwd=str(lab["cwd"]),
+    proc = subprocess.run([str(tool), "-i", str(FIXTURES / "ring3_topology.yml"), "-i", lab["inventory"],
+                           "-f", "8", str(ROOT / "playbooks" / playbook), *args], cwd=str(lab["cwd"]),
                           env=ansible_env(), capture_output=True, text=True, timeout=600, check=False)
-    start = proc.stdout.find("{")
-    assert start >= 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    data = json.loads(proc.stdout[start:])
-    tasks = {}
-    for play in data["plays"]:
-        for task in play["tasks"]:
-            tasks.setdefault(task["task"]["name"].split(" : ", 1)[-1], {}).update(task["hosts"])
-    return proc.returncode, tasks, proc.stdout + proc.stderr
+    return proc.returncode, tasks_by_name(proc.stdout), proc.stdout + proc.stderr
 
 
 def flows(lab):
-    held = {}
-    for name, sw in lab["layout"]["switches"].items():
-        text = netns_exec(sw["netns"], "ovs-ofctl", "-O", "OpenFlow13", "dump-flows",
-                          "unix:%s/br0.mgmt" % sw["dir"], "--no-stats").stdout
-        held[name] = sorted(line.strip() for line in text.splitlines() if "cookie=0xec00" in line)
-    return held
+    return held_pipelines(lab["layout"])
 
 
 def files(directory):
@@ -64,15 +52,9 @@ def files(directory):
 
 @pytest.fixture(scope="module")
 def lab(lab_machine, tmp_path_factory):
-    runner.lab_down(STATE_ROOT, LAB)
-    proc = ansible_playbook("playbooks/lab_up.yml", "-e", "topology=%s" % TOPOLOGY,
-                            "-e", "lab_name=%s" % LAB, "-e", "lab_mgmt_network=198.18.24.0/28",
-                            "-e", "lab_host_network=10.66.0.0/16")
-    assert proc.returncode == 0, proc.stdout[-3000:]
-    yield {"inventory": "%s/%s/inventory.yml" % (STATE_ROOT, LAB),
-           "layout": runner.read_record(STATE_ROOT, LAB)["layout"],
-           "cwd": tmp_path_factory.mktemp("operator")}
-    runner.lab_down(STATE_ROOT, LAB)
+    built = build_lab(LAB, FIXTURES / "ring3_topology.yml", "198.18.24.0/28", "10.66.0.0/16")
+    yield dict(built, cwd=tmp_path_factory.mktemp("operator"))
+    runner.lab_down("/run/ethercluster-lab", LAB)
 
 
 def test_1_plan_writes_the_reviewable_directory_and_touches_no_switch(lab):

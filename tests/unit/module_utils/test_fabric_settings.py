@@ -2,7 +2,10 @@
 of fabric settings -- validation naming ``fabric.<field>``, the merge order,
 what a plan records in the intent and what a transition reads back."""
 
+from pathlib import Path
+
 import pytest
+import yaml
 
 from ansible_collections.ethercluster.routing.plugins.module_utils import metrics
 from ansible_collections.ethercluster.routing.plugins.module_utils.fabric_settings import (
@@ -23,15 +26,7 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.topology impo
     topology_from_data,
 )
 
-RING = {
-    "name": "ring3",
-    "switches": {"sw0": {}, "sw1": {}, "sw2": {}},
-    "links": [{"a": "sw0:2", "b": "sw1:2"}, {"a": "sw1:3", "b": "sw2:2"},
-              {"a": "sw2:3", "b": "sw0:3"}],
-    "hosts": {"h0": {"switch": "sw0", "port": "1", "mac": "02:00:00:00:00:01"},
-              "h1": {"switch": "sw1", "port": "1", "mac": "02:00:00:00:00:02"},
-              "h2": {"switch": "sw2", "port": "1", "mac": "02:00:00:00:00:03"}},
-}
+RING = yaml.safe_load((Path(__file__).resolve().parents[1] / "fixtures" / "lab" / "ring3_topology.yml").read_text())
 
 
 def test_a_full_block_is_normalised():

@@ -5,6 +5,7 @@ play naming it; the fabric settings follow their precedence (built-in <
 topology file < inventory < extra vars)."""
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,16 +16,7 @@ ROLES = ("fabric_design", "switch_config", "switch_deploy", "fabric_validate", "
          "power_save")
 PLAN_TASK = "Plan routing, VLANs and static MACs; check everything; write the intent"
 
-RING = {
-    "plugin": "ethercluster.routing.topology",
-    "name": "ring3",
-    "switches": {"sw0": {}, "sw1": {}, "sw2": {}},
-    "links": [{"a": "sw0:2", "b": "sw1:2"}, {"a": "sw1:3", "b": "sw2:2"},
-              {"a": "sw2:3", "b": "sw0:3"}],
-    "hosts": {"h0": {"switch": "sw0", "port": "1", "mac": "02:00:00:00:00:01"},
-              "h1": {"switch": "sw1", "port": "1", "mac": "02:00:00:00:00:02"},
-              "h2": {"switch": "sw2", "port": "1", "mac": "02:00:00:00:00:03"}},
-}
+RING = yaml.safe_load((ROOT / "tests" / "unit" / "fixtures" / "lab" / "ring3_topology.yml").read_text())
 
 
 def test_ansible_doc_lists_the_six_roles_with_their_entry_points(ansible_cli, tmp_path):
@@ -76,8 +68,6 @@ def plan(ansible_cli, cwd, *args):
     """plan.yml with the JSON callback: (rc, the plan task's result or None, output)."""
     env = ansible_cli.env()
     env["ANSIBLE_STDOUT_CALLBACK"] = "ansible.posix.json"
-    import subprocess
-
     proc = subprocess.run([ansible_cli.tool("ansible-playbook"), str(ROOT / "playbooks" / "plan.yml"), *args],
                           cwd=str(cwd), env=env, capture_output=True, text=True, timeout=300, check=False)
     data = json.loads(proc.stdout[proc.stdout.find("{"):])

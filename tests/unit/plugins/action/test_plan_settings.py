@@ -4,18 +4,11 @@ that order; the merged settings recorded in the intent (fabric.settings);
 a malformed field refused naming it, with no intent written."""
 
 import json
+from pathlib import Path
 
 import yaml
 
-RING = {
-    "name": "ring3",
-    "switches": {"sw0": {}, "sw1": {}, "sw2": {}},
-    "links": [{"a": "sw0:2", "b": "sw1:2"}, {"a": "sw1:3", "b": "sw2:2"},
-              {"a": "sw2:3", "b": "sw0:3"}],
-    "hosts": {"h0": {"switch": "sw0", "port": "1", "mac": "02:00:00:00:00:01"},
-              "h1": {"switch": "sw1", "port": "1", "mac": "02:00:00:00:00:02"},
-              "h2": {"switch": "sw2", "port": "1", "mac": "02:00:00:00:00:03"}},
-}
+RING = yaml.safe_load((Path(__file__).resolve().parents[2] / "fixtures" / "lab" / "ring3_topology.yml").read_text())
 
 
 def write(tmp_path, fabric):

@@ -5,8 +5,10 @@ intent before a push."""
 
 import json
 import os
+from pathlib import Path
 
 import pytest
+import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.ethercluster.routing.plugins.filter.intended import (
@@ -21,15 +23,9 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.plan_outputs 
     sync_files,
 )
 
-RING = {
-    "name": "ring3",
-    "switches": {"sw0": {}, "sw1": {"platform": "dell_os6"}, "sw2": {"platform": "linux_bridge"}},
-    "links": [{"a": "sw0:2", "b": "sw1:2"}, {"a": "sw1:3", "b": "sw2:2"},
-              {"a": "sw2:3", "b": "sw0:3"}],
-    "hosts": {"h0": {"switch": "sw0", "port": "1", "mac": "02:00:00:00:00:01"},
-              "h1": {"switch": "sw1", "port": "1", "mac": "02:00:00:00:00:02"},
-              "h2": {"switch": "sw2", "port": "1", "mac": "02:00:00:00:00:03"}},
-}
+# the lab's ring, two of its switches on other platforms
+RING = yaml.safe_load((Path(__file__).resolve().parents[2] / "fixtures" / "lab" / "ring3_topology.yml").read_text())
+RING["switches"].update(sw1={"platform": "dell_os6"}, sw2={"platform": "linux_bridge"})
 PUSH_PATHS = {"ovs": "ovs", "dell_os6": "cli", "huawei_vrp": "cli", "linux_bridge": "linux_bridge"}
 
 
@@ -70,25 +66,27 @@ def test_a_config_of_no_switch_is_refused_and_stale_files_are_ignored(planned):
     assert intended_intent(str(directory))["fabric"]["routing"] == "updown"
 
 
-def test_missing_stale_and_foreign_intents_are_refused(tmp_path, planned):
+BROKEN = [
+    (None, None, r"intent\.json not found; plan first"),
+    ("intent.json.stale", "{}", r"only intent\.json\.stale: the last plan of that directory was rejected"),
+    ("intent.json", '{"schema": "someone/else/v9", "switches": {}}',
+     r"is not an intent \(schema ethercluster\.routing/intent/v1 expected"),
+    ("intent.json", "{not json", r"intent\.json is not valid JSON"),
+    ("intent.json", '{"schema": "ethercluster.routing/intent/v1", "switches": {}}', r"has no switches"),
+]
+
+
+@pytest.mark.parametrize("name, text, message", BROKEN)
+def test_missing_stale_and_foreign_intents_are_refused(tmp_path, name, text, message):
+    if name is not None:
+        (tmp_path / name).write_text(text)
+    with pytest.raises(AnsibleFilterError, match=message):
+        intended_intent(str(tmp_path))
+
+
+def test_no_directory_is_refused(tmp_path):
     with pytest.raises(AnsibleFilterError, match=r"is not a directory"):
         intended_intent(str(tmp_path / "nowhere"))
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    with pytest.raises(AnsibleFilterError, match=r"intent\.json not found; plan first"):
-        intended_intent(str(empty))
-    (empty / "intent.json.stale").write_text("{}")
-    with pytest.raises(AnsibleFilterError, match=r"only intent\.json\.stale: the last plan of that directory was rejected"):
-        intended_intent(str(empty))
-    (empty / "intent.json").write_text('{"schema": "someone/else/v9", "switches": {}}')
-    with pytest.raises(AnsibleFilterError, match=r"is not an intent \(schema ethercluster\.routing/intent/v1 expected"):
-        intended_intent(str(empty))
-    (empty / "intent.json").write_text("{not json")
-    with pytest.raises(AnsibleFilterError, match=r"intent\.json is not valid JSON"):
-        intended_intent(str(empty))
-    (empty / "intent.json").write_text('{"schema": "ethercluster.routing/intent/v1", "switches": {}}')
-    with pytest.raises(AnsibleFilterError, match=r"has no switches"):
-        intended_intent(str(empty))
     with pytest.raises(AnsibleFilterError, match=r"give the directory of a reviewed plan"):
         intended_intent(None)
 
