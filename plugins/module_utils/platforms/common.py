@@ -24,6 +24,8 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import jinja2
 import netaddr
@@ -36,7 +38,7 @@ TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templat
 ADMIN_STATES = ("up", "down")
 
 
-def safe_string(kind, value, where, rule=None):
+def safe_string(kind: str, value: Any, where: str, rule: device_strings.Rule | None = None) -> str:
     """``value`` if a string of ``kind`` may reach a device
     (:mod:`..device_strings`), else a :class:`PlatformError` naming
     ``where``: every renderer checks again what the topology checked, so a
@@ -47,19 +49,21 @@ def safe_string(kind, value, where, rule=None):
         raise PlatformError(str(exc)) from None
 
 
-def _vlan(value, where):
+def _vlan(value: Any, where: str) -> int:
+    """``value`` if a VLAN ID (1-4094), else PlatformError naming ``where``."""
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 4094:
         raise PlatformError("%s: VLAN ID must be an integer 1-4094, got %r" % (where, value))
     return value
 
 
-def _vlan_list(value, where):
+def _vlan_list(value: Any, where: str) -> list[int]:
+    """A list of VLAN IDs checked, sorted and de-duplicated."""
     if not isinstance(value, (list, tuple)):
         raise PlatformError("%s: must be a list of VLAN IDs, got %r" % (where, value))
     return sorted({_vlan(item, where) for item in value})
 
 
-def mac_address(value, where):
+def mac_address(value: Any, where: str) -> str:
     """``value`` (any usual spelling) as ``aa:bb:cc:dd:ee:ff``."""
     try:
         mac = netaddr.EUI(str(value), version=48)
@@ -69,23 +73,23 @@ def mac_address(value, where):
     return str(mac)
 
 
-def mac_dotted(mac):
+def mac_dotted(mac: str) -> str:
     """``aa:bb:cc:dd:ee:ff`` as ``aabb.ccdd.eeff`` (Cisco-style H.H.H)."""
     digits = mac.replace(":", "")
     return ".".join(digits[i:i + 4] for i in range(0, 12, 4))
 
 
-def mac_dashed(mac):
+def mac_dashed(mac: str) -> str:
     """``aa:bb:cc:dd:ee:ff`` as ``aabb-ccdd-eeff`` (Huawei H-H-H)."""
     return mac_dotted(mac).replace(".", "-")
 
 
-def port_key(port):
+def port_key(port: str) -> tuple[int, int, str]:
     """Sort key of a topology port name (numbers in numeric order)."""
     return (0, int(port), "") if port.isdigit() else (1, 0, port)
 
 
-def canonical_switch(config, switch="switch"):
+def canonical_switch(config: Any, switch: str = "switch") -> dict[str, Any]:
     """Check one switch's intent entry ``config`` and return its canonical
     form (module doc). Raises :class:`PlatformError` naming the switch,
     port and field at fault."""
@@ -106,35 +110,48 @@ def canonical_switch(config, switch="switch"):
         except UnsafeString as exc:
             raise PlatformError("%s (the interface name comes from the platform's pattern or map)"
                                 % exc) from None
-        where = "switch %s port %s" % (switch, port)
         entry = ports_in[port] if port in ports_in else ports_in[int(port)]
-        if not isinstance(entry, dict):
-            raise PlatformError("%s: must be a mapping, got %r" % (where, entry))
-        untagged = _vlan_list(entry.get("untagged", []), where + ": untagged")
-        tagged = _vlan_list(entry.get("tagged", []), where + ": tagged")
-        both = sorted(set(untagged) & set(tagged))
-        if both:
-            raise PlatformError("%s: VLAN %s both tagged and untagged" % (where, both[0]))
-        outside = sorted((set(untagged) | set(tagged)) - set(vlans))
-        if outside:
-            raise PlatformError("%s: member of VLAN %s which is not in the switch's vlans"
-                                % (where, outside[0]))
-        pvid = entry.get("pvid")
-        if pvid is not None:
-            _vlan(pvid, where + ": pvid")
-            if pvid not in vlans:
-                raise PlatformError("%s: pvid %s is not in the switch's vlans" % (where, pvid))
-        admin = entry.get("admin", "up")
-        if admin not in ADMIN_STATES:
-            raise PlatformError("%s: admin must be up or down, got %r" % (where, admin))
-        speed = entry.get("speed_mbps")
-        if speed is not None and (isinstance(speed, bool) or not isinstance(speed, int) or speed <= 0):
-            raise PlatformError("%s: speed_mbps must be a positive integer, got %r" % (where, speed))
-        ports[port] = {"pvid": pvid, "untagged": untagged, "tagged": tagged, "admin": admin,
-                       "speed_mbps": speed}
-    statics = []
-    seen = {}
-    for number, entry in enumerate(config.get("static_macs", []) or []):
+        ports[port] = _canonical_port(entry, "switch %s port %s" % (switch, port), vlans)
+    statics = _canonical_statics(config.get("static_macs", []) or [], switch, ports)
+    return {"stp": stp, "vlans": vlans, "ports": ports,
+            "static_macs": [{"mac": mac, "vlan": vlan, "port": port} for vlan, mac, port in statics]}
+
+
+def _canonical_port(entry: Any, where: str, vlans: list[int]) -> dict[str, Any]:
+    """One port's intent entry checked against the switch's ``vlans``."""
+    if not isinstance(entry, dict):
+        raise PlatformError("%s: must be a mapping, got %r" % (where, entry))
+    untagged = _vlan_list(entry.get("untagged", []), where + ": untagged")
+    tagged = _vlan_list(entry.get("tagged", []), where + ": tagged")
+    both = sorted(set(untagged) & set(tagged))
+    if both:
+        raise PlatformError("%s: VLAN %s both tagged and untagged" % (where, both[0]))
+    outside = sorted((set(untagged) | set(tagged)) - set(vlans))
+    if outside:
+        raise PlatformError("%s: member of VLAN %s which is not in the switch's vlans"
+                            % (where, outside[0]))
+    pvid = entry.get("pvid")
+    if pvid is not None:
+        _vlan(pvid, where + ": pvid")
+        if pvid not in vlans:
+            raise PlatformError("%s: pvid %s is not in the switch's vlans" % (where, pvid))
+    admin = entry.get("admin", "up")
+    if admin not in ADMIN_STATES:
+        raise PlatformError("%s: admin must be up or down, got %r" % (where, admin))
+    speed = entry.get("speed_mbps")
+    if speed is not None and (isinstance(speed, bool) or not isinstance(speed, int) or speed <= 0):
+        raise PlatformError("%s: speed_mbps must be a positive integer, got %r" % (where, speed))
+    return {"pvid": pvid, "untagged": untagged, "tagged": tagged, "admin": admin,
+            "speed_mbps": speed}
+
+
+def _canonical_statics(entries: Any, switch: str,
+                       ports: dict[str, dict[str, Any]]) -> list[tuple[int, str, str]]:
+    """The static entries checked against the canonical ``ports``, as
+    sorted, de-duplicated ``(vlan, mac, port)``."""
+    statics: list[dict[str, Any]] = []
+    seen: dict[tuple[str, int], str] = {}
+    for number, entry in enumerate(entries):
         where = "switch %s static_macs[%d]" % (switch, number)
         if not isinstance(entry, dict):
             raise PlatformError("%s: must be a mapping, got %r" % (where, entry))
@@ -150,14 +167,12 @@ def canonical_switch(config, switch="switch"):
                                 % (where, mac, vlan, seen[(mac, vlan)]))
         seen[(mac, vlan)] = port
         statics.append({"mac": mac, "vlan": vlan, "port": port})
-    statics = sorted({(s["vlan"], s["mac"], s["port"]) for s in statics})
-    return {"stp": stp, "vlans": vlans, "ports": ports,
-            "static_macs": [{"mac": mac, "vlan": vlan, "port": port} for vlan, mac, port in statics]}
+    return sorted({(s["vlan"], s["mac"], s["port"]) for s in statics})
 
 
-def vlan_ranges(vlans):
+def vlan_ranges(vlans: Iterable[int]) -> list[tuple[int, ...]]:
     """Ascending VLAN IDs as ``[(first, last), ...]`` runs of consecutive IDs."""
-    runs = []
+    runs: list[list[int]] = []
     for vlan in sorted(set(vlans)):
         if runs and vlan == runs[-1][1] + 1:
             runs[-1][1] = vlan
@@ -166,11 +181,11 @@ def vlan_ranges(vlans):
     return [tuple(run) for run in runs]
 
 
-def expand_ranges(text, where):
+def expand_ranges(text: str, where: str) -> list[int]:
     """A VLAN list as Dell writes it (``"100-102,105"``) or Huawei does
     (``"100 to 102 105"``) as a list of VLAN IDs."""
     tokens = [token for token in re.split(r"[,\s]+", text.replace("-", " to ")) if token]
-    vlans = []
+    vlans: list[int] = []
     index = 0
     try:
         while index < len(tokens):
@@ -188,7 +203,8 @@ def expand_ranges(text, where):
     return vlans
 
 
-def interface_namer(pattern, interface_names=None, switch="switch", platform=None):
+def interface_namer(pattern: str, interface_names: Any = None, switch: str = "switch",
+                    platform: str | None = None) -> Callable[[Any], str]:
     """A function port -> interface name: ``interface_names[port]`` when the
     map names the port (the topology's per-switch interface map), else
     ``pattern.format(port=port)`` (the platform's default naming). Every
@@ -210,7 +226,7 @@ def interface_namer(pattern, interface_names=None, switch="switch", platform=Non
     if len(set(names.values())) != len(names):
         raise PlatformError("switch %s: interface_names maps two ports to one interface" % switch)
 
-    def name_of(port):
+    def name_of(port: Any) -> str:
         name = names.get(str(port), pattern.format(port=port))
         try:
             return device_strings.check_interface(platform, name, "switch %s port %s" % (switch, port))
@@ -219,14 +235,14 @@ def interface_namer(pattern, interface_names=None, switch="switch", platform=Non
     return name_of
 
 
-def port_reader(pattern, interface_names=None):
+def port_reader(pattern: str, interface_names: Any = None) -> Callable[[str], str | None]:
     """The inverse of :func:`interface_namer`: a function interface name ->
     topology port (``None`` for an interface that is not a topology port)."""
     names = {str(name).lower(): str(port) for port, name in (interface_names or {}).items()}
     head, tail = pattern.split("{port}")
     default = re.compile("^%s([1-9][0-9]*)%s$" % (re.escape(head.lower()), re.escape(tail.lower())))
 
-    def port_of(interface):
+    def port_of(interface: str) -> str | None:
         key = interface.lower()
         if key in names:
             return names[key]
@@ -235,7 +251,7 @@ def port_reader(pattern, interface_names=None):
     return port_of
 
 
-def _finalize(value):
+def _finalize(value: Any) -> Any:
     # the last guard: no value printed by a template may hold a control
     # character (a line feed would start a command of its own)
     try:
@@ -244,7 +260,7 @@ def _finalize(value):
         raise PlatformError(str(exc)) from None
 
 
-def environment():
+def environment() -> jinja2.Environment:
     """The Jinja2 environment of the platform templates (strict: a missing
     variable is an error, not an empty string; every printed value passes
     :func:`_finalize`; ``shell_quote`` quotes a word for /bin/sh)."""
@@ -261,17 +277,18 @@ def environment():
     return env
 
 
-def render_template(name, **context):
+def render_template(name: str, **context: Any) -> str:
     """Fill ``templates/<name>`` with ``context``."""
     return environment().get_template(name).render(**context)
 
 
-def empty_port():
+def empty_port() -> dict[str, Any]:
     """A port as a parser first sees it: no PVID, no membership, up, speed unset."""
     return {"pvid": None, "untagged": [], "tagged": [], "admin": "up", "speed_mbps": None}
 
 
-def finish_parsed(stp, vlans, ports, statics):
+def finish_parsed(stp: bool, vlans: Iterable[int], ports: dict[str, dict[str, Any]],
+                  statics: Iterable[tuple[int, str, str]]) -> dict[str, Any]:
     """A parser's findings in the canonical form (sorted, de-duplicated)."""
     for entry in ports.values():
         entry["untagged"] = sorted(set(entry["untagged"]))
