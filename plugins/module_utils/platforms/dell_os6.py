@@ -38,6 +38,8 @@ canonical intent form of :mod:`.common`.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from .common import (PlatformError, canonical_switch, empty_port, expand_ranges, finish_parsed,
                      interface_namer, mac_address, mac_dotted, port_reader, render_template,
@@ -49,13 +51,13 @@ TEMPLATE = "dell_os6.j2"
 CONFIG_EXTENSION = "cfg"
 
 
-def vlan_list(vlans):
+def vlan_list(vlans: Iterable[int]) -> str:
     """VLAN IDs as the Dell CLI writes a list: ``100-102,105``."""
     return ",".join(str(low) if low == high else "%d-%d" % (low, high)
                     for low, high in vlan_ranges(vlans))
 
 
-def render(config, switch="switch", interface_names=None):
+def render(config: Any, switch: str = "switch", interface_names: Mapping[Any, str] | None = None) -> str:
     """The OS6 configuration (global configuration mode commands) of
     switch ``switch`` for its intent entry ``config``; ``interface_names``
     maps topology ports to interface names (default ``Gi1/0/<port>``)."""
@@ -83,12 +85,13 @@ _SPEED = re.compile(r"^speed\s+(\d+)(?:\s+\S+)*$", re.I)
 _STATIC = re.compile(r"^mac\s+address-table\s+static\s+(\S+)\s+vlan\s+(\d+)\s+interface\s+(.+)$", re.I)
 
 
-def _interface_key(name):
+def _interface_key(name: str) -> str:
     # "gigabitethernet 1/0/3" and "Gi1/0/3" name the same interface
     return re.sub(r"^(gi)(gabitethernet)?\s*", "Gi", name.strip(), flags=re.I)
 
 
-def parse(text, interface_names=None, switch="switch", strict=True):
+def parse(text: str, interface_names: Mapping[Any, str] | None = None, switch: str = "switch",
+          strict: bool = True) -> dict[str, Any]:
     """Read OS6 configuration text (as :func:`render` writes it, or the
     ``show running-config`` of such a switch) into the canonical intent
     form. Interfaces that are not topology ports (per ``interface_names``
@@ -100,53 +103,10 @@ def parse(text, interface_names=None, switch="switch", strict=True):
     before the push: such a port is configured from scratch)."""
     port_of = port_reader(INTERFACE_PATTERN, {port: _interface_key(name) for port, name in
                                               (interface_names or {}).items()})
-    stp = True  # OS6 runs spanning tree unless told not to
-    vlans, ports, statics = [], {}, []
-    current = None
-    in_vlan_database = False
+    reader = _Reader(port_of)
     for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        where = "switch %s: line %d" % (switch, number)
-        if not line or line.startswith("!"):
-            continue
-        lower = line.lower()
-        if in_vlan_database:
-            found = _VLAN_DB_ENTRY.match(line)
-            if found:
-                vlans.extend(expand_ranges(found.group(1), where))
-                continue
-            in_vlan_database = False
-            if lower == "exit":
-                continue
-        if lower == "vlan database":
-            in_vlan_database = True
-            continue
-        if lower == "no spanning-tree":
-            stp = False
-            continue
-        if lower == "spanning-tree":
-            stp = True
-            continue
-        found = _INTERFACE.match(line)
-        if found:
-            port = port_of(_interface_key(found.group(1)))
-            current = None
-            if port is not None:
-                current = ports.setdefault(port, empty_port())
-                current["_general"] = False
-            continue
-        if lower == "exit":
-            current = None
-            continue
-        found = _STATIC.match(line)
-        if found:
-            port = port_of(_interface_key(found.group(3)))
-            if port is not None:
-                statics.append((int(found.group(2)), mac_address(found.group(1), where), port))
-            continue
-        if current is None:
-            continue
-        _interface_line(current, line, lower, where)
+        reader.read(raw.strip(), "switch %s: line %d" % (switch, number))
+    ports = reader.ports
     for port, entry in list(ports.items()):
         if not entry.pop("_general"):
             if not strict:
@@ -154,23 +114,82 @@ def parse(text, interface_names=None, switch="switch", strict=True):
                 continue
             raise PlatformError("switch %s: interface of port %s is not in switchport mode general"
                                 % (switch, port))
-    return finish_parsed(stp, vlans, ports, statics)
+    return finish_parsed(reader.stp, reader.vlans, ports, reader.statics)
 
 
-def _interface_line(current, line, lower, where):
+class _Reader:
+    """What :func:`parse` has read so far, line by line."""
+
+    def __init__(self, port_of: Callable[[str], str | None]) -> None:
+        self.port_of = port_of
+        self.stp = True  # OS6 runs spanning tree unless told not to
+        self.vlans: list[int] = []
+        self.ports: dict[str, dict[str, Any]] = {}
+        self.statics: list[tuple[int, str, str]] = []
+        self.current: dict[str, Any] | None = None   # the topology port's interface block
+        self.in_vlan_database = False
+
+    def read(self, line: str, where: str) -> None:
+        """Take one stripped line (``where`` names it in errors)."""
+        if not line or line.startswith("!"):
+            return
+        lower = line.lower()
+        if self.in_vlan_database:
+            found = _VLAN_DB_ENTRY.match(line)
+            if found:
+                self.vlans.extend(expand_ranges(found.group(1), where))
+                return
+            self.in_vlan_database = False
+            if lower == "exit":
+                return
+        if self._global_line(line, lower, where):
+            return
+        if self.current is not None:
+            _interface_line(self.current, line, lower, where)
+
+    def _global_line(self, line: str, lower: str, where: str) -> bool:
+        """Read a line that is no interface setting; False if it is one."""
+        if lower == "vlan database":
+            self.in_vlan_database = True
+            return True
+        if lower in ("no spanning-tree", "spanning-tree"):
+            self.stp = lower == "spanning-tree"
+            return True
+        found = _INTERFACE.match(line)
+        if found:
+            port = self.port_of(_interface_key(found.group(1)))
+            self.current = None
+            if port is not None:
+                self.current = self.ports.setdefault(port, empty_port())
+                self.current["_general"] = False
+            return True
+        if lower == "exit":
+            self.current = None
+            return True
+        found = _STATIC.match(line)
+        if found:
+            port = self.port_of(_interface_key(found.group(3)))
+            if port is not None:
+                self.statics.append((int(found.group(2)), mac_address(found.group(1), where), port))
+            return True
+        return False
+
+
+def _interface_line(current: dict[str, Any], line: str, lower: str, where: str) -> None:
+    """Apply one line of an interface block to the port ``current``."""
     if lower == "switchport mode general":
         current["_general"] = True
     elif lower == "shutdown":
         current["admin"] = "down"
     elif lower == "no shutdown":
         current["admin"] = "up"
-    elif _PVID.match(line):
-        current["pvid"] = int(_PVID.match(line).group(1))
-    elif _SPEED.match(line):
-        current["speed_mbps"] = int(_SPEED.match(line).group(1))
-    elif _ALLOWED.match(line):
-        action, listed, kind = _ALLOWED.match(line).groups()
-        listed = expand_ranges(listed, where)
+    elif pvid := _PVID.match(line):
+        current["pvid"] = int(pvid.group(1))
+    elif speed := _SPEED.match(line):
+        current["speed_mbps"] = int(speed.group(1))
+    elif allowed := _ALLOWED.match(line):
+        action, listed_text, kind = allowed.groups()
+        listed = expand_ranges(listed_text, where)
         for key in ("untagged", "tagged"):
             current[key] = [vlan for vlan in current[key] if vlan not in listed]
         if action.lower() == "add":
