@@ -42,8 +42,12 @@ import ipaddress
 import os
 import re
 import sys
+from typing import TYPE_CHECKING, Any
 
 from .plan import LAB_SCHEMA, LabError
+
+if TYPE_CHECKING:
+    from ..topology import Switch, Topology
 
 STATE_ROOT = "/run/ethercluster-lab"
 DEFAULT_MGMT_NETWORK = "198.51.100.0/24"
@@ -62,16 +66,18 @@ _LAB_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")
 _BRIDGE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,14}\Z")
 
 
-def lab_tag(name):
+def lab_tag(name: str) -> str:
     """Four hex digits that stand for lab ``name`` in root-namespace
     interface names (which are limited to 15 characters)."""
     return hashlib.sha1(name.encode("utf-8")).hexdigest()[:4]
 
 
-def lab_layout(topology, name=None, state_root=STATE_ROOT, mgmt_network=DEFAULT_MGMT_NETWORK,
-               host_network=DEFAULT_HOST_NETWORK, host_speed_mbps=DEFAULT_HOST_SPEED_MBPS,
-               renegotiation_gap=0.0, bridge=DEFAULT_BRIDGE, userspace_tso=True,
-               host_tx_offload=True, ovs_schema=OVS_SCHEMA, cli_python=None, cli_pythonpath=None):
+def lab_layout(topology: Topology, name: str | None = None, state_root: str = STATE_ROOT,
+               mgmt_network: str = DEFAULT_MGMT_NETWORK, host_network: str = DEFAULT_HOST_NETWORK,
+               host_speed_mbps: int = DEFAULT_HOST_SPEED_MBPS, renegotiation_gap: float = 0.0,
+               bridge: str = DEFAULT_BRIDGE, userspace_tso: bool = True,
+               host_tx_offload: bool = True, ovs_schema: str = OVS_SCHEMA,
+               cli_python: str | None = None, cli_pythonpath: str | None = None) -> dict[str, Any]:
     """Return the layout (plain data) of the lab that emulates ``topology``.
 
     ``name`` defaults to the topology's name. ``renegotiation_gap`` (seconds)
@@ -89,28 +95,8 @@ def lab_layout(topology, name=None, state_root=STATE_ROOT, mgmt_network=DEFAULT_
     outside the host network, a host named like a switch.
     """
     name = topology.name if name is None else name
-    if not isinstance(name, str) or not _LAB_NAME_RE.match(name):
-        raise LabError("name: a lab name is 1-32 letters, digits, '_' or '-', starting with a "
-                       "letter or digit; got %r" % (name,))
-    if not isinstance(bridge, str) or not _BRIDGE_RE.match(bridge):
-        raise LabError("bridge: %r is not a usable bridge name (a letter, then up to 14 "
-                       "letters, digits, '_' or '-')" % (bridge,))
-    if not isinstance(state_root, str) or not state_root.startswith("/") or state_root == "/":
-        raise LabError("state_root: must be an absolute directory other than /, got %r"
-                       % (state_root,))
-    state_root = state_root.rstrip("/")
-    if isinstance(host_speed_mbps, bool) or not isinstance(host_speed_mbps, int) \
-            or host_speed_mbps <= 0:
-        raise LabError("host_speed_mbps: must be a whole number of Mbit/s > 0, got %r"
-                       % (host_speed_mbps,))
-    try:
-        gap = float(renegotiation_gap)
-    except (TypeError, ValueError):
-        raise LabError("renegotiation_gap: must be a number of seconds, got %r"
-                       % (renegotiation_gap,))
-    if not 0 <= gap <= MAX_RENEGOTIATION_GAP_S:
-        raise LabError("renegotiation_gap: must be from 0 to %g seconds, got %r"
-                       % (MAX_RENEGOTIATION_GAP_S, renegotiation_gap))
+    state_root, gap = _checked_options(name, bridge, state_root, host_speed_mbps,
+                                       renegotiation_gap)
     mgmt = _network(mgmt_network, "mgmt_network")
     hosts_net = _network(host_network, "host_network")
     if mgmt.overlaps(hosts_net):
@@ -123,45 +109,10 @@ def lab_layout(topology, name=None, state_root=STATE_ROOT, mgmt_network=DEFAULT_
     tag = lab_tag(name)
     netns_prefix = "ec-%s-" % name
     gateway, switch_addresses = _mgmt_addresses(topology, mgmt)
-    switches = {}
-    for sw in topology.switches.values():
-        ports = {}
-        for neighbour in topology.neighbours(sw.name):
-            ports[neighbour["port"]] = {
-                "dev": "p" + neighbour["port"], "ofport": int(neighbour["port"]),
-                "speed_mbps": neighbour["speed_mbps"],
-                "peer": "%s:%s" % (neighbour["switch"], neighbour["remote_port"])}
-        for host in topology.hosts_on(sw.name):
-            ports[host.port] = {"dev": "p" + host.port, "ofport": int(host.port),
-                                "speed_mbps": host_speed_mbps, "peer": host.name}
-        ports = {port: ports[port] for port in sorted(ports, key=int)}
-        switches[sw.name] = {
-            "index": sw.index,
-            "netns": netns_prefix + sw.name,
-            "dir": "%s/%s" % (lab_dir, sw.name),
-            "mgmt_address": switch_addresses[sw.name],
-            "mgmt_dev": "mgmt0",
-            "root_dev": "ec%sm%d" % (tag, sw.index),
-            "ports": ports,
-        }
-        if sw.platform in CLI_PLATFORMS:
-            switches[sw.name]["cli"] = {
-                "platform": sw.platform,
-                "interfaces": {port: _interface_name(sw, port, CLI_PLATFORMS[sw.platform])
-                               for port in ports}}
-    hosts = {}
-    host_addresses = _host_addresses(topology, hosts_net)
-    for host in topology.hosts.values():
-        hosts[host.name] = {
-            "netns": netns_prefix + host.name,
-            "dev": "eth0",
-            "mac": host.mac,
-            "address": host_addresses[host.name],
-            "prefixlen": hosts_net.prefixlen,
-            "switch": host.switch,
-            "port": host.port,
-            "speed_mbps": host_speed_mbps,
-        }
+    switches = {sw.name: _switch_layout(topology, sw, lab_dir, tag, netns_prefix,
+                                        switch_addresses[sw.name], host_speed_mbps)
+                for sw in topology.switches.values()}
+    hosts = _host_layouts(topology, hosts_net, netns_prefix, host_speed_mbps)
     links = [{"a": str(link.a), "b": str(link.b), "speed_mbps": link.speed_mbps,
               "state": link.state} for link in topology.links]
     layout = {
@@ -187,7 +138,85 @@ def lab_layout(topology, name=None, state_root=STATE_ROOT, mgmt_network=DEFAULT_
     return layout
 
 
-def _interface_name(switch, port, pattern):
+def _checked_options(name: Any, bridge: Any, state_root: Any, host_speed_mbps: Any,
+                     renegotiation_gap: Any) -> tuple[str, float]:
+    """Check the plain options of :func:`lab_layout`; return the state root
+    without a trailing slash and the renegotiation gap in seconds."""
+    if not isinstance(name, str) or not _LAB_NAME_RE.match(name):
+        raise LabError("name: a lab name is 1-32 letters, digits, '_' or '-', starting with a "
+                       "letter or digit; got %r" % (name,))
+    if not isinstance(bridge, str) or not _BRIDGE_RE.match(bridge):
+        raise LabError("bridge: %r is not a usable bridge name (a letter, then up to 14 "
+                       "letters, digits, '_' or '-')" % (bridge,))
+    if not isinstance(state_root, str) or not state_root.startswith("/") or state_root == "/":
+        raise LabError("state_root: must be an absolute directory other than /, got %r"
+                       % (state_root,))
+    if isinstance(host_speed_mbps, bool) or not isinstance(host_speed_mbps, int) \
+            or host_speed_mbps <= 0:
+        raise LabError("host_speed_mbps: must be a whole number of Mbit/s > 0, got %r"
+                       % (host_speed_mbps,))
+    try:
+        gap = float(renegotiation_gap)
+    except (TypeError, ValueError):
+        raise LabError("renegotiation_gap: must be a number of seconds, got %r"
+                       % (renegotiation_gap,))
+    if not 0 <= gap <= MAX_RENEGOTIATION_GAP_S:
+        raise LabError("renegotiation_gap: must be from 0 to %g seconds, got %r"
+                       % (MAX_RENEGOTIATION_GAP_S, renegotiation_gap))
+    return state_root.rstrip("/"), gap
+
+
+def _switch_layout(topology: Topology, sw: Switch, lab_dir: str, tag: str, netns_prefix: str,
+                   mgmt_address: str, host_speed_mbps: int) -> dict[str, Any]:
+    """One switch's namespace, directory, management veth and ports (and
+    its emulated CLI when its platform has one)."""
+    ports = {}
+    for neighbour in topology.neighbours(sw.name):
+        ports[neighbour["port"]] = {
+            "dev": "p" + neighbour["port"], "ofport": int(neighbour["port"]),
+            "speed_mbps": neighbour["speed_mbps"],
+            "peer": "%s:%s" % (neighbour["switch"], neighbour["remote_port"])}
+    for host in topology.hosts_on(sw.name):
+        ports[host.port] = {"dev": "p" + host.port, "ofport": int(host.port),
+                            "speed_mbps": host_speed_mbps, "peer": host.name}
+    ports = {port: ports[port] for port in sorted(ports, key=int)}
+    layout: dict[str, Any] = {
+        "index": sw.index,
+        "netns": netns_prefix + sw.name,
+        "dir": "%s/%s" % (lab_dir, sw.name),
+        "mgmt_address": mgmt_address,
+        "mgmt_dev": "mgmt0",
+        "root_dev": "ec%sm%d" % (tag, sw.index),
+        "ports": ports,
+    }
+    if sw.platform in CLI_PLATFORMS:
+        layout["cli"] = {
+            "platform": sw.platform,
+            "interfaces": {port: _interface_name(sw, port, CLI_PLATFORMS[sw.platform])
+                           for port in ports}}
+    return layout
+
+
+def _host_layouts(topology: Topology, hosts_net: ipaddress.IPv4Network | ipaddress.IPv6Network,
+                  netns_prefix: str, host_speed_mbps: int) -> dict[str, dict[str, Any]]:
+    """Per host: its namespace, NIC, MAC, address and switch port."""
+    hosts = {}
+    host_addresses = _host_addresses(topology, hosts_net)
+    for host in topology.hosts.values():
+        hosts[host.name] = {
+            "netns": netns_prefix + host.name,
+            "dev": "eth0",
+            "mac": host.mac,
+            "address": host_addresses[host.name],
+            "prefixlen": hosts_net.prefixlen,
+            "switch": host.switch,
+            "port": host.port,
+            "speed_mbps": host_speed_mbps,
+        }
+    return hosts
+
+
+def _interface_name(switch: Switch, port: str, pattern: str) -> str:
     """The name of ``switch``'s port ``port`` on its CLI: the topology's
     own (``interface_names``, ``interface_pattern``), else ``pattern``."""
     named = getattr(switch, "interface_name", None)
@@ -195,7 +224,8 @@ def _interface_name(switch, port, pattern):
     return name or pattern.format(port=port)
 
 
-def _network(value, option):
+def _network(value: Any, option: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
+    """Option ``option`` as an IPv4 network a lab can use."""
     try:
         network = ipaddress.ip_network(str(value), strict=True)
     except ValueError as exc:
@@ -209,7 +239,8 @@ def _network(value, option):
     return network
 
 
-def _mgmt_addresses(topology, network):
+def _mgmt_addresses(topology: Topology,
+                    network: ipaddress.IPv4Network | ipaddress.IPv6Network) -> tuple[str, dict[str, str]]:
     """The gateway (root-namespace side) and one address per switch.
 
     A switch keeps the ``mgmt_address`` of the topology when it lies inside
@@ -243,8 +274,10 @@ def _mgmt_addresses(topology, network):
     return str(gateway), result
 
 
-def _host_addresses(topology, network):
-    taken = {}
+def _host_addresses(topology: Topology,
+                    network: ipaddress.IPv4Network | ipaddress.IPv6Network) -> dict[str, str]:
+    """One address per host: the topology's own, else the next free one."""
+    taken: dict[ipaddress.IPv4Address | ipaddress.IPv6Address, str] = {}
     result = {}
     for host in topology.hosts.values():
         if host.ip is None:
