@@ -50,7 +50,8 @@ thresholds with hysteresis on measured channel utilisation.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple
 
 import networkx as nx
 import numpy as np
@@ -60,7 +61,8 @@ from .cdg import verify_routing
 from .errors import EtherclusterError, TopologyError
 from .power import DEFAULT_PROFILE, LinkPowerModel, resolve_link_speeds, resolve_link_states
 from .routing import RoutingError, compute_routing
-from .topology import Endpoint, Topology
+from .routing.base import RoutingFunction
+from .topology import Channel, Endpoint, Topology
 
 DEFAULT_SPEEDS = (1000, 100, 10)
 # Relative slack when comparing a utilisation with the baseline maximum:
@@ -81,14 +83,14 @@ class SelectionError(EtherclusterError):
 
 
 # ---------------------------------------------------------------- traffic
-def _switch_view(topology):
+def _switch_view(topology: Topology) -> Topology:
     """The topology without hosts: metrics' patterns then run over switches
     (one endpoint per switch, named after it)."""
     return Topology(topology.name, list(topology.switches.values()), topology.links, [],
                     shape=topology.shape, source=topology.source)
 
 
-def nearest_neighbour(topology, level="host"):
+def nearest_neighbour(topology: Topology, level: str = "host") -> np.ndarray:
     """Nearest-neighbour exchange, one unit per ordered endpoint pair.
 
     ``level="host"``: hosts in host order form a ring and host ``i`` sends
@@ -111,7 +113,7 @@ def nearest_neighbour(topology, level="host"):
     return metrics.user_matrix(topology, pairs)
 
 
-def pattern_traffic(topology, name, level="host", seed=0):
+def pattern_traffic(topology: Topology, name: str, level: str = "host", seed: int = 0) -> np.ndarray:
     """A synthetic pattern (§5.3) as a switch traffic matrix.
 
     ``name``: all_to_all, nearest_neighbour, bit_reversal, transpose,
@@ -128,8 +130,8 @@ def pattern_traffic(topology, name, level="host", seed=0):
     if key == "nearest_neighbour":
         return nearest_neighbour(topology, level)
     view = topology if level == "host" else _switch_view(topology)
-    function = {"all_to_all": metrics.uniform, "bit_reversal": metrics.bit_reversal,
-                "transpose": metrics.matrix_transpose}.get(key)
+    function: Any = {"all_to_all": metrics.uniform, "bit_reversal": metrics.bit_reversal,
+                     "transpose": metrics.matrix_transpose}.get(key)
     try:
         if key == "random_permutation":
             return metrics.random_permutation(view, seed)
@@ -138,7 +140,7 @@ def pattern_traffic(topology, name, level="host", seed=0):
         raise SelectionError("traffic %s (%s level): %s" % (name, level, exc)) from None
 
 
-def traffic_matrix(topology, traffic=None, level="host"):
+def traffic_matrix(topology: Topology, traffic: Any = None, level: str = "host") -> np.ndarray:
     """Normalise ``traffic`` into an ``(n, n)`` float array: None (all-to-all),
     a pattern name, ``{(src_host, dst_host): bytes}`` / ``{src: {dst: bytes}}``
     (e.g. summed from an MPI trace; :func:`metrics.user_matrix`), or an
@@ -168,7 +170,8 @@ def traffic_matrix(topology, traffic=None, level="host"):
     return matrix
 
 
-def _port_endpoint(topology, ref, where):
+def _port_endpoint(topology: Topology, ref: Any, where: str) -> Endpoint:
+    """The switch port ``ref`` (``"sw:port"`` or a host name) names."""
     if isinstance(ref, str) and ref in topology.hosts:
         host = topology.hosts[ref]
         return Endpoint(host.switch, host.port)
@@ -179,14 +182,15 @@ def _port_endpoint(topology, ref, where):
     return Endpoint(switch, port)
 
 
-def _counter(value, where):
+def _counter(value: Any, where: str) -> float:
+    """``value`` as a byte count (a finite number >= 0)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) \
             or not math.isfinite(value) or value < 0:
         raise SelectionError("%s: a byte count must be a number >= 0, got %r" % (where, value))
     return float(value)
 
 
-def _flatten_counters(counters, where):
+def _flatten_counters(counters: Any, where: str) -> dict[Any, Any]:
     """``{"sw:port": x}`` from ``{"sw:port": x}`` or ``{sw: {port: x}}``."""
     if not isinstance(counters, dict):
         raise SelectionError("%s: must be a mapping {\"switch:port\": value} or "
@@ -201,11 +205,12 @@ def _flatten_counters(counters, where):
     return flat
 
 
-def _is_counter_pair(value):
+def _is_counter_pair(value: dict[str, Any]) -> bool:
+    """Whether ``value`` is one port's counters (not a switch's ports)."""
     return bool(set(value) & {"rx_bytes", "tx_bytes"})
 
 
-def channel_loads_from_counters(topology, counters):
+def channel_loads_from_counters(topology: Topology, counters: dict[Any, Any]) -> np.ndarray:
     """Channel loads from measured switch-port counters: the bytes a port
     *transmitted* during the period are the load of the channel leaving it.
     ``counters``: ``{"sw:port": tx_bytes}`` or ``{sw: {port: tx_bytes}}``
@@ -223,7 +228,8 @@ def channel_loads_from_counters(topology, counters):
     return loads
 
 
-def channel_utilisation(topology, channel_bytes, interval_s, speeds=None):
+def channel_utilisation(topology: Topology, channel_bytes: Any, interval_s: float,
+                        speeds: dict[Any, Any] | None = None) -> np.ndarray:
     """Utilisation (fraction of capacity) of each channel: bytes sent during
     ``interval_s`` seconds over the link speed (topology's, or ``speeds``
     ``{link ref: Mb/s}``)."""
@@ -234,7 +240,7 @@ def channel_utilisation(topology, channel_bytes, interval_s, speeds=None):
     return np.asarray(channel_bytes, dtype=float) * 8.0 / (interval_s * 1e6 * link_speeds)
 
 
-def traffic_from_host_counters(topology, counters):
+def traffic_from_host_counters(topology: Topology, counters: dict[Any, Any]) -> np.ndarray:
     """Estimate a traffic matrix from host-port counters with the gravity
     model: hosts on switch ``s`` inject ``in[s]`` bytes (``rx_bytes`` of
     their switch ports), hosts on ``t`` receive ``out[t]`` (``tx_bytes``),
@@ -269,8 +275,8 @@ class Evaluation(NamedTuple):
 
     ok: bool
     reason: str
-    loads: object = None        # numpy array per channel, or None
-    routing: object = None      # RoutingFunction, or None
+    loads: Any = None           # numpy array per channel, or None
+    routing: Any = None         # RoutingFunction, or None
     max_load: float = 0.0
     max_utilisation: float = 0.0
 
@@ -282,7 +288,9 @@ class LinkSelectionProblem:
 
     ``evaluations`` counts routing computations (cache misses)."""
 
-    def __init__(self, topology, traffic, engine, engine_options=None, level="host", router=None):
+    def __init__(self, topology: Topology, traffic: Any, engine: str,
+                 engine_options: dict[str, Any] | None = None, level: str = "host",
+                 router: Callable[[list[int]], RoutingFunction] | None = None) -> None:
         if not isinstance(topology, Topology):
             raise SelectionError("expected a Topology (from load_topology or topology_from_data), "
                                  "got %s" % type(topology).__name__)
@@ -298,20 +306,21 @@ class LinkSelectionProblem:
                                            dtype=float), 2)
         self.candidates = [link.index for link in topology.links if link.state == "up"]
         self.evaluations = 0
-        self._cache = {}
+        self._cache: dict[frozenset[int], Evaluation] = {}
         self.baseline = self.evaluate(frozenset())
         if not self.baseline.ok:
             raise SelectionError("baseline: with every link on, %s" % self.baseline.reason)
         self.limit = self.baseline.max_utilisation
 
-    def link_ref(self, index):
+    def link_ref(self, index: int) -> str:
         """How plans name a link: ``"sw:port"`` of its first end."""
         return str(self.topology.links[index].a)
 
-    def fits(self, utilisation):
+    def fits(self, utilisation: float) -> bool:
+        """Whether ``utilisation`` stays within the baseline maximum."""
         return utilisation <= self.limit * (1 + TOLERANCE) + 1e-15
 
-    def evaluate(self, off):
+    def evaluate(self, off: Iterable[int]) -> Evaluation:
         """Route with the links ``off`` (a set of indexes) turned off; check
         connectivity, the routing, its CDG and the channel loads."""
         off = frozenset(off)
@@ -321,7 +330,8 @@ class LinkSelectionProblem:
         self._cache[off] = result
         return result
 
-    def _evaluate(self, off):
+    def _evaluate(self, off: frozenset[int]) -> Evaluation:
+        """The uncached :meth:`evaluate`."""
         topology = self.topology
         if off and not nx.is_connected(topology.switch_graph(down=off)):
             return Evaluation(False, "the fabric would split")
@@ -355,13 +365,14 @@ class LinkSelectionProblem:
                               loads, routing, max_load, max_util)
         return Evaluation(True, "ok", loads, routing, max_load, max_util)
 
-    def lowest_speeds(self, loads, off, model, speeds):
+    def lowest_speeds(self, loads: np.ndarray, off: Any, model: LinkPowerModel,
+                      speeds: Iterable[int] | None) -> dict[int, int]:
         """Multispeed step (§3.6 item 3): for every link on, the lowest speed
         of ``speeds`` (not above its own, with a power figure at both ends)
         at which both its channels stay within the baseline maximum
         utilisation. Returns ``{link index: speed}`` for the lowered ones."""
         allowed = sorted({int(s) for s in speeds or ()})
-        lowered = {}
+        lowered: dict[int, int] = {}
         if not allowed:
             return lowered
         for index in self.candidates:
@@ -379,7 +390,8 @@ class LinkSelectionProblem:
         return lowered
 
 
-def _check_speeds(speeds):
+def _check_speeds(speeds: Any) -> tuple[int, ...]:
+    """The allowed link speeds as a tuple of whole Mb/s (``()`` for None)."""
     if speeds is None:
         return ()
     if isinstance(speeds, int):
@@ -408,7 +420,9 @@ class SelectionResult:
     ``evaluations`` (routings computed), ``routing`` (the final
     RoutingFunction) and ``channel_loads`` (final, per channel)."""
 
-    def __init__(self, problem, selector, off, speeds, evaluation, model, steps, evaluations):
+    def __init__(self, problem: LinkSelectionProblem, selector: str, off: Iterable[int],
+                 speeds: dict[int, int], evaluation: Evaluation, model: LinkPowerModel,
+                 steps: list[dict[str, Any]], evaluations: int) -> None:
         self.topology = problem.topology
         self.selector = selector
         self.engine = problem.engine
@@ -433,21 +447,23 @@ class SelectionResult:
         self.steps = steps
         self.evaluations = evaluations
 
-    def link_ref(self, index):
+    def link_ref(self, index: int) -> str:
+        """How plans name a link: ``"sw:port"`` of its first end."""
         return str(self.topology.links[index].a)
 
-    def plan(self):
+    def plan(self) -> list[dict[str, Any]]:
         """Ordered actions for the transition planner: links off first (in
         the order chosen), then speed changes::
 
             [{"action": "off", "link": "sw0:3"},
              {"action": "speed", "link": "sw2:5", "speed_mbps": 100}]"""
-        actions = [{"action": "off", "link": self.link_ref(i)} for i in self.links_off]
+        actions: list[dict[str, Any]] = [{"action": "off", "link": self.link_ref(i)}
+                                         for i in self.links_off]
         actions.extend({"action": "speed", "link": self.link_ref(i), "speed_mbps": speed}
                        for i, speed in self.speeds.items())
         return actions
 
-    def to_data(self):
+    def to_data(self) -> dict[str, Any]:
         """Plain data (JSON-serialisable) for reports and playbooks."""
         return {
             "selector": self.selector, "engine": self.engine,
@@ -465,12 +481,14 @@ class SelectionResult:
             "evaluations": self.evaluations, "steps": list(self.steps), "plan": self.plan(),
         }
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<SelectionResult %s/%s: %d links off, %d slowed, %.1f%% saved>" % (
             self.selector, self.engine, len(self.links_off), len(self.speeds), self.saved_pct)
 
 
-def _problem(topology, traffic, engine, engine_options, problem):
+def _problem(topology: Topology, traffic: Any, engine: str, engine_options: dict[str, Any] | None,
+             problem: LinkSelectionProblem | None) -> LinkSelectionProblem:
+    """``problem`` when it fits the topology and engine, else a new one."""
     if problem is not None:
         if problem.topology is not topology or problem.engine != engine:
             raise SelectionError("problem: was built for another topology or engine")
@@ -479,8 +497,10 @@ def _problem(topology, traffic, engine, engine_options, problem):
 
 
 # ----------------------------------------------------------------- greedy
-def greedy_selection(topology, traffic, engine, engine_options=None, speeds=DEFAULT_SPEEDS,
-                     profiles=None, default_profile=DEFAULT_PROFILE, problem=None):
+def greedy_selection(topology: Topology, traffic: Any, engine: str,
+                     engine_options: dict[str, Any] | None = None, speeds: Any = DEFAULT_SPEEDS,
+                     profiles: dict[str, Any] | None = None, default_profile: str = DEFAULT_PROFILE,
+                     problem: LinkSelectionProblem | None = None) -> SelectionResult:
     """The paper's static on/off link selection (§5.4.2) plus the multispeed
     step (§3.6). See the module doc for the rules and the order.
 
@@ -503,11 +523,14 @@ def greedy_selection(topology, traffic, engine, engine_options=None, speeds=DEFA
                            len(steps) + 1)
 
 
-def _paper_pass(problem, order, evaluate=None):
+def _paper_pass(problem: LinkSelectionProblem, order: Iterable[int],
+                evaluate: Callable[[Any], Evaluation] | None = None) -> tuple[list[int], Evaluation, list[dict[str, Any]]]:
     """§5.4.2 step 2: one pass over ``order``, keeping every link off whose
     removal stays feasible. Returns (off list, evaluation, steps)."""
     evaluate = evaluate or problem.evaluate
-    off, steps, current = [], [], problem.baseline
+    off: list[int] = []
+    steps: list[dict[str, Any]] = []
+    current = problem.baseline
     for index in order:
         trial = evaluate(set(off) | {index})
         steps.append({"action": "off", "link": problem.link_ref(index), "accepted": trial.ok,
@@ -518,7 +541,9 @@ def _paper_pass(problem, order, evaluate=None):
     return off, current, steps
 
 
-def _speed_steps(problem, lowered, loads):
+def _speed_steps(problem: LinkSelectionProblem, lowered: dict[int, int],
+                 loads: np.ndarray) -> list[dict[str, Any]]:
+    """The steps that record the lowered speeds."""
     return [{"action": "speed", "link": problem.link_ref(i), "speed_mbps": speed, "accepted": True,
              "reason": "load %.4g per %d Mb/s stays within the baseline maximum utilisation"
                        % (max(loads[2 * i], loads[2 * i + 1]), speed)}
@@ -530,40 +555,44 @@ class _Search:
     """State of :func:`search_selection`: the objective (watts after the
     speed step) of evaluated sets and the evaluation budget."""
 
-    def __init__(self, problem, model, speeds, budget):
+    def __init__(self, problem: LinkSelectionProblem, model: LinkPowerModel, speeds: tuple[int, ...],
+                 budget: int) -> None:
         self.problem = problem
         self.model = model
         self.speeds = speeds
         self.budget = budget
-        self.seen = set()
-        self.steps = []
+        self.seen: set[frozenset[int]] = set()
+        self.steps: list[dict[str, Any]] = []
 
-    def evaluate(self, off):
+    def evaluate(self, off: Iterable[int]) -> Evaluation:
         """Every distinct set counts against the budget, cached or not, so
         the result does not depend on what earlier calls computed."""
         off = frozenset(off)
         self.seen.add(off)
         return self.problem.evaluate(off)
 
-    def exhausted(self):
+    def exhausted(self) -> bool:
+        """Whether the budget of distinct link sets is spent."""
         return len(self.seen) >= self.budget
 
-    def watts(self, off, evaluation):
+    def watts(self, off: frozenset[int], evaluation: Evaluation) -> float:
+        """Fabric watts after the speed step (infinite when infeasible)."""
         if not evaluation.ok:
             return math.inf
         lowered = self.problem.lowest_speeds(evaluation.loads, off, self.model, self.speeds)
         return self.model.total(off, lowered)
 
-    def try_set(self, off, note):
+    def try_set(self, off: frozenset[int], note: tuple[str, str]) -> tuple[Evaluation, float | None]:
         """Evaluate ``off``; ``(evaluation, watts)`` or ``(evaluation, None)``."""
         evaluation = self.evaluate(off)
         watts = self.watts(off, evaluation) if evaluation.ok else None
         self.steps.append({"action": note[0], "link": note[1], "accepted": False,
-                           "reason": evaluation.reason if not evaluation.ok else
+                           "reason": evaluation.reason if watts is None else
                            "%.3f W" % watts})
         return evaluation, watts
 
-    def first_fit(self, order, off=(), passes=3, accept_any=False):
+    def first_fit(self, order: Iterable[int], off: Iterable[int] = (), passes: int = 3,
+                  accept_any: bool = False) -> tuple[list[int], Evaluation, float]:
         """Turn links of ``order`` off one by one when the result is feasible
         and draws less (``accept_any``: whenever it is feasible, the paper's
         rule, which never draws more with on/off only); repeat over the
@@ -591,9 +620,11 @@ class _Search:
         return off, current, watts
 
 
-def search_selection(topology, traffic, engine, engine_options=None, speeds=DEFAULT_SPEEDS,
-                     profiles=None, default_profile=DEFAULT_PROFILE, seed=0, restarts=2,
-                     kick=3, max_evaluations=400, problem=None):
+def search_selection(topology: Topology, traffic: Any, engine: str,
+                     engine_options: dict[str, Any] | None = None, speeds: Any = DEFAULT_SPEEDS,
+                     profiles: dict[str, Any] | None = None, default_profile: str = DEFAULT_PROFILE,
+                     seed: int = 0, restarts: int = 2, kick: int = 3, max_evaluations: int = 400,
+                     problem: LinkSelectionProblem | None = None) -> SelectionResult:
     """Our selector: same constraints as :func:`greedy_selection` (connected,
     routed, CDG acyclic, every channel within the baseline maximum
     utilisation), minimising the watts after the speed step.
@@ -616,15 +647,31 @@ def search_selection(topology, traffic, engine, engine_options=None, speeds=DEFA
     count too, so the result depends only on the inputs and the seed). The
     paper's pass always completes (one set per candidate link)."""
     speeds = _check_speeds(speeds)
+    _check_search_options(seed, restarts, kick, max_evaluations)
+    problem = _problem(topology, traffic, engine, engine_options, problem)
+    model = LinkPowerModel(topology, profiles, default_profile)
+    search = _Search(problem, model, speeds, max_evaluations)
+    off, evaluation, _watts = _search_rounds(search, problem, speeds, seed, restarts, kick)
+    lowered = problem.lowest_speeds(evaluation.loads, frozenset(off), model, speeds)
+    steps = search.steps + _speed_steps(problem, lowered, evaluation.loads)
+    return SelectionResult(problem, "search", off, lowered, evaluation, model, steps,
+                           len(search.seen))
+
+
+def _check_search_options(seed: Any, restarts: Any, kick: Any, max_evaluations: Any) -> None:
+    """Refuse a seed or a budget that is not a whole number >= 0."""
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise SelectionError("seed: must be a whole number >= 0, got %r" % (seed,))
     for name, value in (("restarts", restarts), ("kick", kick),
                         ("max_evaluations", max_evaluations)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise SelectionError("%s: must be a whole number >= 0, got %r" % (name, value))
-    problem = _problem(topology, traffic, engine, engine_options, problem)
-    model = LinkPowerModel(topology, profiles, default_profile)
-    search = _Search(problem, model, speeds, max_evaluations)
+
+
+def _search_rounds(search: _Search, problem: LinkSelectionProblem, speeds: tuple[int, ...],
+                   seed: int, restarts: int, kick: int) -> tuple[list[int], Evaluation, float]:
+    """Steps 1-3 of :func:`search_selection` until the budget is spent: the
+    best ``(off, evaluation, watts)`` found."""
     rng = np.random.default_rng(seed)
     baseline = problem.baseline.loads
     link_load = {i: max(baseline[2 * i], baseline[2 * i + 1]) for i in problem.candidates}
@@ -662,14 +709,11 @@ def search_selection(topology, traffic, engine, engine_options=None, speeds=DEFA
             best = found
         if round_number > restarts + 4 * len(first):
             break  # budget larger than the neighbourhood: stop
-    off, evaluation, _watts = best
-    lowered = problem.lowest_speeds(evaluation.loads, frozenset(off), model, speeds)
-    steps = search.steps + _speed_steps(problem, lowered, evaluation.loads)
-    return SelectionResult(problem, "search", off, lowered, evaluation, model, steps,
-                           len(search.seen))
+    return best
 
 
-def _kick(search, best, rng, kick, accept_any=False):
+def _kick(search: _Search, best: tuple[list[int], Evaluation, float], rng: np.random.Generator,
+          kick: int, accept_any: bool = False) -> tuple[list[int], Evaluation, float]:
     """Iterated local search move: turn ``kick`` random links of the best set
     back on (at least one), then first-fit over the links that are on,
     least loaded first under the best set's routing (random ties)."""
@@ -687,7 +731,8 @@ def _kick(search, best, rng, kick, accept_any=False):
 
 
 # ----------------------------------------------------------------- decide
-def _thresholds(thresholds):
+def _thresholds(thresholds: Any) -> dict[str, Any]:
+    """The thresholds of :func:`decide` over the defaults, checked."""
     values = dict(DEFAULT_THRESHOLDS)
     if thresholds is not None:
         if not isinstance(thresholds, dict):
@@ -715,7 +760,7 @@ def _thresholds(thresholds):
     return values
 
 
-def _samples(topology, utilisation):
+def _samples(topology: Topology, utilisation: Any) -> np.ndarray:
     """A (samples, channels) array from one sample or a list of samples;
     a sample is a per-channel sequence or ``{"sw:port" (sending port): util}``."""
     if isinstance(utilisation, dict) or (
@@ -751,14 +796,17 @@ def _samples(topology, utilisation):
     return np.vstack(rows)
 
 
-def _fraction(value, where):
+def _fraction(value: Any, where: str) -> float:
+    """``value`` as a utilisation (a finite number >= 0)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) \
             or not math.isfinite(value) or value < 0:
         raise SelectionError("%s: a utilisation must be a number >= 0, got %r" % (where, value))
     return float(value)
 
 
-def decide(topology, link_states, speeds, utilisation, thresholds=None, can_turn_off=None):
+def decide(topology: Topology, link_states: dict[Any, Any] | None, speeds: dict[Any, Any] | None,
+           utilisation: Any, thresholds: dict[str, Any] | None = None,
+           can_turn_off: Callable[[int, set[int]], str | None] | None = None) -> dict[str, Any]:
     """One decision of the scheduled power-save run, from measured channel
     utilisation (fraction of each channel's *current* capacity).
 
@@ -801,7 +849,7 @@ def decide(topology, link_states, speeds, utilisation, thresholds=None, can_turn
            if state == "down" and topology.links[i].state == "up"]
     latest = samples[-1]
     up_channels = np.array([c for i in up for c in (2 * i, 2 * i + 1)], dtype=np.int64)
-    actions, log = [], []
+    log: list[str] = []
     if not up_channels.size:
         raise SelectionError("link_states: every link is down; nothing to measure")
     busiest = int(up_channels[np.argmax(latest[up_channels])])
@@ -809,61 +857,95 @@ def decide(topology, link_states, speeds, utilisation, thresholds=None, can_turn
     busy_channel = topology.channels[busiest]
     log.append("busiest channel %s at %.0f%% (on_above %.0f%%, off_below %.0f%%)"
                % (busy_channel, 100 * peak, 100 * limits["on_above"], 100 * limits["off_below"]))
-
-    def ref(index):
-        return str(topology.links[index].a)
-
+    now = _Measured(states, current_speeds, up, off, samples, latest, busy_channel, peak)
     if peak > limits["on_above"]:
-        slowed = [i for i in up if current_speeds[i] < topology.links[i].speed_mbps
-                  and max(latest[2 * i], latest[2 * i + 1]) > limits["on_above"]]
-        slowed.sort(key=lambda i: -max(latest[2 * i], latest[2 * i + 1]))
-        for index in slowed[:limits["max_changes"]]:
-            full = topology.links[index].speed_mbps
-            reason = ("%s at %.0f%% of %d Mb/s > on_above %.0f%%: back to %d Mb/s"
-                      % (topology.links[index].name, 100 * max(latest[2 * index], latest[2 * index + 1]),
-                         current_speeds[index], 100 * limits["on_above"], full))
-            actions.append({"action": "speed", "link": ref(index), "speed_mbps": full,
-                            "reason": reason})
+        actions = _decide_on(topology, limits, now, log)
+    else:
+        actions = _decide_off(topology, limits, now, log, can_turn_off)
+    return {"actions": actions, "log": log, "max_utilisation": peak, "busiest": str(busy_channel)}
+
+
+class _Measured(NamedTuple):
+    """The fabric as :func:`decide` sees it: link states and speeds (per
+    link index), the links on and those off (not the file's), the samples,
+    the latest one and its busiest channel."""
+
+    states: list[str]
+    speeds: list[int]
+    up: list[int]
+    off: list[int]
+    samples: np.ndarray
+    latest: np.ndarray
+    busy_channel: Channel
+    peak: float
+
+
+def _link_ref(topology: Topology, index: int) -> str:
+    """How actions name a link: ``"sw:port"`` of its first end."""
+    return str(topology.links[index].a)
+
+
+def _decide_on(topology: Topology, limits: dict[str, Any], now: _Measured,
+               log: list[str]) -> list[dict[str, Any]]:
+    """Rule 1 of :func:`decide` (busiest channel above ``on_above``): restore
+    the speed of busy slowed links, else turn on links that are off."""
+    latest, peak, busy_channel = now.latest, now.peak, now.busy_channel
+    actions: list[dict[str, Any]] = []
+    slowed = [i for i in now.up if now.speeds[i] < topology.links[i].speed_mbps
+              and max(latest[2 * i], latest[2 * i + 1]) > limits["on_above"]]
+    slowed.sort(key=lambda i: -max(latest[2 * i], latest[2 * i + 1]))
+    for index in slowed[:limits["max_changes"]]:
+        full = topology.links[index].speed_mbps
+        reason = ("%s at %.0f%% of %d Mb/s > on_above %.0f%%: back to %d Mb/s"
+                  % (topology.links[index].name, 100 * max(latest[2 * index], latest[2 * index + 1]),
+                     now.speeds[index], 100 * limits["on_above"], full))
+        actions.append({"action": "speed", "link": _link_ref(topology, index), "speed_mbps": full,
+                        "reason": reason})
+        log.append(reason)
+    room = limits["max_changes"] - len(actions)
+    if room > 0 and now.off:
+        pair = {busy_channel.src, busy_channel.dst}
+
+        def preference(index: int) -> tuple[int, int]:
+            link = topology.links[index]
+            ends = {link.a.switch, link.b.switch}
+            return (0 if ends == pair else 1 if ends & pair else 2, index)
+
+        for index in sorted(now.off, key=preference)[:room]:
+            reason = ("busiest channel %s at %.0f%% > on_above %.0f%%: turning %s on"
+                      % (busy_channel, 100 * peak, 100 * limits["on_above"],
+                         topology.links[index].name))
+            actions.append({"action": "on", "link": _link_ref(topology, index), "reason": reason})
             log.append(reason)
-        room = limits["max_changes"] - len(actions)
-        if room > 0 and off:
-            pair = {busy_channel.src, busy_channel.dst}
+    elif not actions:
+        log.append("above on_above but every link is on at full speed: nothing to add")
+    return actions
 
-            def preference(index):
-                link = topology.links[index]
-                ends = {link.a.switch, link.b.switch}
-                return (0 if ends == pair else 1 if ends & pair else 2, index)
 
-            for index in sorted(off, key=preference)[:room]:
-                reason = ("busiest channel %s at %.0f%% > on_above %.0f%%: turning %s on"
-                          % (busy_channel, 100 * peak, 100 * limits["on_above"],
-                             topology.links[index].name))
-                actions.append({"action": "on", "link": ref(index), "reason": reason})
-                log.append(reason)
-        elif not actions:
-            log.append("above on_above but every link is on at full speed: nothing to add")
-        return {"actions": actions, "log": log, "max_utilisation": peak,
-                "busiest": str(busy_channel)}
-
+def _decide_off(topology: Topology, limits: dict[str, Any], now: _Measured, log: list[str],
+                can_turn_off: Callable[[int, set[int]], str | None] | None) -> list[dict[str, Any]]:
+    """Rule 2 of :func:`decide`: with N samples, turn off links that stayed
+    quiet in each, quietest first, when the fabric stays connected, the
+    hysteresis guard holds and ``can_turn_off`` does not veto."""
+    actions: list[dict[str, Any]] = []
     window = limits["samples"]
-    if len(samples) < window:
-        log.append("%d of %d samples: waiting before turning links off" % (len(samples), window))
-        return {"actions": actions, "log": log, "max_utilisation": peak,
-                "busiest": str(busy_channel)}
-    recent = samples[-window:]
-    link_peak = {i: float(max(recent[:, 2 * i].max(), recent[:, 2 * i + 1].max())) for i in up}
-    quiet = sorted((i for i in up if link_peak[i] < limits["off_below"]),
+    if len(now.samples) < window:
+        log.append("%d of %d samples: waiting before turning links off" % (len(now.samples), window))
+        return actions
+    recent = now.samples[-window:]
+    link_peak = {i: float(max(recent[:, 2 * i].max(), recent[:, 2 * i + 1].max())) for i in now.up}
+    quiet = sorted((i for i in now.up if link_peak[i] < limits["off_below"]),
                    key=lambda i: (link_peak[i], i))
-    chosen = set()
+    chosen: set[int] = set()
     for index in quiet:
         if len(chosen) >= limits["max_changes"]:
             break
         name = topology.links[index].name
-        if peak + link_peak[index] > limits["on_above"]:
+        if now.peak + link_peak[index] > limits["on_above"]:
             log.append("keeping %s on: its %.0f%% on top of the busiest %.0f%% could pass on_above"
-                       % (name, 100 * link_peak[index], 100 * peak))
+                       % (name, 100 * link_peak[index], 100 * now.peak))
             continue
-        down = set(off) | chosen | {index} | {i for i, s in enumerate(states) if s == "down"}
+        down = set(now.off) | chosen | {index} | {i for i, s in enumerate(now.states) if s == "down"}
         if not nx.is_connected(topology.switch_graph(down=down)):
             log.append("keeping %s on: the fabric would split" % name)
             continue
@@ -874,8 +956,8 @@ def decide(topology, link_states, speeds, utilisation, thresholds=None, can_turn
         chosen.add(index)
         reason = ("%s below off_below %.0f%% for the last %d samples (peak %.0f%%): turning off"
                   % (name, 100 * limits["off_below"], window, 100 * link_peak[index]))
-        actions.append({"action": "off", "link": ref(index), "reason": reason})
+        actions.append({"action": "off", "link": _link_ref(topology, index), "reason": reason})
         log.append(reason)
     if not quiet:
         log.append("no link stayed below off_below for %d samples" % window)
-    return {"actions": actions, "log": log, "max_utilisation": peak, "busiest": str(busy_channel)}
+    return actions
