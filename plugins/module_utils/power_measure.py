@@ -19,8 +19,12 @@ speeds come from the switches: nothing is kept between runs.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from typing import Any
+
 from .errors import EtherclusterError
 from .link_selection import channel_loads_from_counters, channel_utilisation, decide
+from .topology import Topology
 
 
 class MeasureError(EtherclusterError):
@@ -28,10 +32,11 @@ class MeasureError(EtherclusterError):
     reading, switch or port)."""
 
 
-def sent_bytes(first, second):
+def sent_bytes(first: dict[str, dict[str, Any]],
+               second: dict[str, dict[str, Any]]) -> dict[str, dict[str, int]]:
     """``{switch: {port: bytes sent between the readings}}``; a counter
     that went backwards (a switch or port restarted) counts 0."""
-    deltas = {}
+    deltas: dict[str, dict[str, int]] = {}
     for switch, ports in second.items():
         before = first.get(switch)
         if before is None:
@@ -45,7 +50,8 @@ def sent_bytes(first, second):
     return deltas
 
 
-def utilisation_samples(topology, readings, speeds=None):
+def utilisation_samples(topology: Topology, readings: list[dict[str, Any]],
+                        speeds: dict[str, int] | None = None) -> list[list[float]]:
     """``readings``: ``[{"at": seconds, "counters": {switch: {port: {...}}}}]``
     in time order (at least two). Returns one sample per consecutive pair: a
     list (per channel id) of the fraction of capacity used, at the link
@@ -65,7 +71,8 @@ def utilisation_samples(topology, readings, speeds=None):
     return samples
 
 
-def lossless_off(topology, bank, engine="segment", assignment="renamed", engine_options=None):
+def lossless_off(topology: Topology, bank: str, engine: str = "segment", assignment: str = "renamed",
+                 engine_options: dict[str, Any] | None = None) -> Callable[[int, Iterable[int]], str | None]:
     """A ``can_turn_off`` veto for :func:`.link_selection.decide`: switching
     link ``index`` off (with the links ``down`` already down, the switches
     in VLAN bank ``bank``) is fine when the transition planner finds a step
@@ -74,7 +81,7 @@ def lossless_off(topology, bank, engine="segment", assignment="renamed", engine_
     from .transition import plan_transition  # planning code, loaded only when used
     file_down = set(topology.down_links())
 
-    def veto(index, down):
+    def veto(index: int, down: Iterable[int]) -> str | None:
         try:
             plan_transition(topology, "off", index, current_down=sorted(set(down) - file_down),
                             current_bank=bank, engine=engine, assignment=assignment,
@@ -85,7 +92,9 @@ def lossless_off(topology, bank, engine="segment", assignment="renamed", engine_
     return veto
 
 
-def power_decision(topology, state, readings, thresholds=None, can_turn_off=None):
+def power_decision(topology: Topology, state: dict[str, Any], readings: list[dict[str, Any]],
+                   thresholds: dict[str, Any] | None = None,
+                   can_turn_off: Callable[[int, set[int]], str | None] | None = None) -> dict[str, Any]:
     """:func:`.link_selection.decide` on the fabric's state as read
     (:func:`.fabric_state.fabric_state`) and the samples of ``readings``.
     Returns decide()'s result plus ``samples`` (how many) and the busiest

@@ -19,8 +19,13 @@ is read, so the rest of the collection does not need it.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from .errors import EtherclusterError
+
+if TYPE_CHECKING:  # for the type hints only: the topology model needs PyYAML, this module does not
+    from .topology import Topology
 
 IF_NAME = "1.3.6.1.2.1.31.1.1.1.1"
 IF_HC_IN_OCTETS = "1.3.6.1.2.1.31.1.1.1.6"
@@ -31,7 +36,8 @@ class SnmpError(EtherclusterError):
     """A switch cannot be read over SNMP (names the switch, address, port or OID)."""
 
 
-def port_if_names(topology, switch, ports, if_name_pattern=None):
+def port_if_names(topology: Topology, switch: str, ports: Iterable[Any],
+                  if_name_pattern: str | None = None) -> dict[str, str]:
     """``{port: interface name}`` of ``ports`` of ``switch``."""
     sw = topology.switches[switch]
     names = {}
@@ -43,11 +49,12 @@ def port_if_names(topology, switch, ports, if_name_pattern=None):
     return names
 
 
-def match_ports(if_names, wanted, switch="switch"):
+def match_ports(if_names: dict[Any, Any], wanted: dict[str, str],
+                switch: str = "switch") -> dict[str, int]:
     """``{port: ifIndex}`` from ``if_names`` ({ifIndex: ifName} walked from
     the switch) and ``wanted`` ({port: interface name}); SnmpError naming
     the ports whose interface the switch does not have."""
-    index_of = {}
+    index_of: dict[str, int] = {}
     for index, name in if_names.items():
         index_of.setdefault(str(name), int(index))
     missing = sorted(port for port, name in wanted.items() if name not in index_of)
@@ -58,7 +65,8 @@ def match_ports(if_names, wanted, switch="switch"):
     return {port: index_of[name] for port, name in wanted.items()}
 
 
-def read_counters(switch, host, wanted, community="public", port=161, timeout=2.0, retries=1):
+def read_counters(switch: str, host: str, wanted: dict[str, str], community: str = "public",
+                  port: int = 161, timeout: float = 2.0, retries: int = 1) -> dict[str, dict[str, int]]:
     """``{port: {"rx_bytes", "tx_bytes"}}`` of the ports of ``wanted``
     ({port: interface name}) of ``switch`` at ``host``, SNMP v2c."""
     try:
@@ -68,12 +76,12 @@ def read_counters(switch, host, wanted, community="public", port=161, timeout=2.
                         "install pysnmp): %s" % (switch, exc))
     where = "%s (%s:%s)" % (switch, host, port)
 
-    async def query():
+    async def query() -> dict[str, dict[str, int]]:
         engine = snmp.SnmpEngine()
         auth = snmp.CommunityData(community, mpModel=1)
         target = await snmp.UdpTransportTarget.create((host, int(port)), timeout=timeout,
                                                       retries=retries)
-        names = {}
+        names: dict[int, str] = {}
         async for error, status, _index, binds in snmp.walk_cmd(
                 engine, auth, target, snmp.ContextData(),
                 snmp.ObjectType(snmp.ObjectIdentity(IF_NAME)), lexicographicMode=False):
