@@ -104,20 +104,25 @@ keyed_groups:
 import os
 import re
 
-import yaml
 from ansible.errors import AnsibleParserError
 from ansible.plugins.inventory import BaseInventoryPlugin, Constructable
 
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.errors import TopologyError
+    from ansible_collections.ethercluster.routing.plugins.module_utils.input_limits import (
+        MAX_FILE_BYTES,
+        read_text,
+    )
     from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
         parse_yaml,
         topology_from_data,
     )
 except ImportError as exc:  # networkx, netaddr, ... missing on the controller
     IMPORT_ERROR = exc
+    READ_LIMIT = 32 * 1024 * 1024 + 1
 else:
     IMPORT_ERROR = None
+    READ_LIMIT = MAX_FILE_BYTES + 1
 
 PLUGIN_NAMES = ("ethercluster.routing.topology",)
 TOPOLOGY_FILE_VAR = "ethercluster_topology_file"
@@ -178,17 +183,21 @@ class InventoryModule(BaseInventoryPlugin, Constructable):
             return False
         try:
             with open(path, "r", encoding="utf-8") as handle:
-                text = handle.read()
+                # no more than a topology file may hold: parse() refuses a larger one
+                text = handle.read(READ_LIMIT)
         except (OSError, UnicodeDecodeError):
             return False
         names = "|".join(re.escape(name) for name in self._accepted_names())
         if re.search(r"^plugin:\s*[\"']?(%s)[\"']?\s*(#.*)?$" % names, text, re.MULTILINE):
             return True
-        # not in block style (say a flow mapping): parse it to be sure
+        if IMPORT_ERROR is not None:
+            return any(name in text for name in self._accepted_names())  # parse() says what is missing
+        # not in block style (say a flow mapping): parse it, within the input limits
         try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError:
-            return False
+            data = parse_yaml(text, path)
+        except TopologyError:
+            # too large or broken: ours if it names us, so that parse() explains why
+            return any(name in text for name in self._accepted_names())
         return isinstance(data, dict) and data.get("plugin") in self._accepted_names()
 
     def _accepted_names(self):
@@ -210,15 +219,16 @@ class InventoryModule(BaseInventoryPlugin, Constructable):
 
     @staticmethod
     def _load(source):
+        """The validated topology of the file ``source``. Every failure is an
+        AnsibleParserError naming the file: an exception escaping here would
+        reach the user as Ansible's "Unexpected Exception"."""
         try:
-            with open(source, "r", encoding="utf-8") as handle:
-                text = handle.read()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise AnsibleParserError("%s: cannot read the topology file: %s" % (source, exc))
-        try:
-            return topology_from_data(parse_yaml(text, source), source)
+            return topology_from_data(parse_yaml(read_text(source), source), source)
         except TopologyError as exc:
             raise AnsibleParserError(str(exc))
+        except Exception as exc:  # pylint: disable=broad-exception-caught
+            raise AnsibleParserError("%s: cannot load the topology (%s: %s)"
+                                     % (source, type(exc).__name__, exc))
 
     def _populate(self, topology, source):
         inventory = self.inventory

@@ -174,7 +174,7 @@ def test_faults_remove_links_but_keep_the_fabric_connected():
     ({"kind": "mesh", "dims": [4, 1]}, "generate.dims: bad dimensions [4, 1]"),
     ({"kind": "mesh", "dims": []}, "generate.dims: bad dimensions []"),
     ({"kind": "torus", "dims": "4x4"}, "generate.dims: bad dimensions '4x4'"),
-    ({"kind": "mesh", "dims": [1000, 1000]}, "generate.dims: [1000, 1000] makes more than"),
+    ({"kind": "mesh", "dims": [1000, 1000]}, "generate.dims: [1000, 1000] would make 1000000 switches, more than the 4096"),
     ({"kind": "mesh", "dims": [4, 4], "links_per_neighbor": 0},
      "generate.links_per_neighbor: must be a whole number from 1 to 16, got 0"),
     ({"kind": "mesh", "dims": [4, 4], "degree": 3}, "generate.degree: not a field of kind mesh"),
@@ -186,7 +186,7 @@ def test_faults_remove_links_but_keep_the_fabric_connected():
      "generate.faults: only 0 links can be removed without disconnecting"),
     ({"kind": "m_tree", "dims": [4, 4], "root": [4, 0]}, "generate.root: must be coordinates inside"),
     ({"kind": "myri_clos", "dims": [2, 2, 2]}, "generate.dims: myri_clos takes two column sizes"),
-    ({"kind": "complete", "switches": 1}, "generate.switches: must be a whole number from 2 to 1024"),
+    ({"kind": "complete", "switches": 1}, "generate.switches: must be a whole number at least 2"),
 ])
 def test_generator_errors_name_the_field(spec, expected):
     with pytest.raises(TopologyError) as info:
