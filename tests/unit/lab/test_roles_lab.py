@@ -26,7 +26,7 @@ FAST = ["-e", "renegotiation_s=0.5", "-e", "transition_wait_s=0.5"]
 # task names of the roles
 PLAN_TASK, TAKE_TASK, PUSH_TASK, SUMMARY_TASK = (
     "Plan routing, VLANs and static MACs; check everything; write the intent",
-    "Take the intent of the reviewed plan in intended (no planning)",
+    "Take the intent of the reviewed plan, without planning: intended",
     "Push the intent (read what the switch holds, compare, write the difference)",
     "Print the summary")
 
