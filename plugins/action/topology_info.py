@@ -82,6 +82,11 @@ class ActionModule(ActionBase):
         except TopologyError as exc:
             result.update(failed=True, msg=str(exc), problems=exc.problems)
             return result
+        except Exception as exc:  # pylint: disable=broad-exception-caught
+            # a clear failure naming the input, never a traceback
+            result.update(failed=True, msg="%s: cannot load the topology (%s: %s)"
+                          % (args["src"] or "topology", type(exc).__name__, exc))
+            return result
         result["topology"] = topology.to_data()
         result["summary"] = topology.summary()
         return result

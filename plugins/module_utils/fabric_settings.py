@@ -25,7 +25,8 @@ from collections.abc import Mapping
 
 import yaml
 
-from .errors import EtherclusterError
+from .errors import EtherclusterError, TopologyError
+from .input_limits import load_yaml_text, read_text
 
 #: every field of a ``fabric:`` block, in the order they are documented
 FIELDS = ("routing", "engine_options", "assignment", "bank", "vlan_range",
@@ -158,9 +159,9 @@ def topology_file_settings(path):
     the file has none. A file that cannot be read or parsed gives ``{}``:
     loading the topology itself reports that, with the line."""
     try:
-        with open(path, "r", encoding="utf-8") as handle:
-            data = yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        # within the input limits: libyaml's composer crashes on deep nesting
+        data = load_yaml_text(read_text(path), str(path))
+    except TopologyError:
         return {}
     return topology_settings(data, source=str(path))
 
