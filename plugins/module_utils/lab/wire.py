@@ -33,7 +33,9 @@ import os
 import re
 import subprocess
 import time
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from ..errors import EtherclusterError
 from . import frames
@@ -50,7 +52,7 @@ class WireError(EtherclusterError):
     names the lab, switch or host."""
 
 
-def load_layout(state_root, name):
+def load_layout(state_root: str, name: str) -> dict[str, Any]:
     """The layout of the ready lab ``name`` from its record."""
     path = os.path.join(state_root, name, RECORD_FILE)
     try:
@@ -69,7 +71,7 @@ def load_layout(state_root, name):
     return record["layout"]
 
 
-def _check(name, problems, detail, failed_detail=None):
+def _check(name: str, problems: list[str], detail: str, failed_detail: str | None = None) -> dict[str, Any]:
     """A check's result: ``detail`` says what passed; ``failed_detail``
     (default ``detail``) what was checked, when something failed."""
     shown = problems[:PROBLEM_LIMIT]
@@ -80,7 +82,8 @@ def _check(name, problems, detail, failed_detail=None):
     return {"name": name, "ok": not problems, "detail": detail, "problems": shown}
 
 
-def _run(argv, env=None, timeout=20):
+def _run(argv: list[str], env: dict[str, str] | None = None, timeout: float = 20) -> subprocess.CompletedProcess:
+    """Run ``argv`` (text output captured); WireError if missing or too slow."""
     try:
         return subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
                               env=dict(os.environ, **(env or {})), check=False)
@@ -90,7 +93,8 @@ def _run(argv, env=None, timeout=20):
         raise WireError("%s timed out after %ss" % (" ".join(argv), timeout))
 
 
-def _pool(function, items):
+def _pool(function: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
+    """``function`` over ``items`` on up to WORKERS threads, results in order."""
     items = list(items)
     if not items:
         return []
@@ -99,7 +103,7 @@ def _pool(function, items):
 
 
 # ---------------------------------------------------------------- counters
-def port_counters(layout):
+def port_counters(layout: dict[str, Any]) -> dict[tuple[str, str], tuple[int, int]]:
     """``{(switch, port): (rx packets, tx packets)}`` of every switch port
     (``ovs-ofctl dump-ports``, read through each switch's own OVS sockets)."""
     bridge = layout.get("bridge", "br0")
@@ -120,17 +124,19 @@ def port_counters(layout):
     return counters
 
 
-def _moved(before, after):
+def _moved(before: dict[tuple[str, str], tuple[int, int]],
+           after: dict[tuple[str, str], tuple[int, int]]) -> dict[tuple[str, str], tuple[int, int]]:
+    """How far each counter moved from ``before`` to ``after``."""
     return {key: (after[key][0] - before.get(key, (0, 0))[0],
                   after[key][1] - before.get(key, (0, 0))[1]) for key in after}
 
 
-def _port_name(key):
+def _port_name(key: tuple[str, str]) -> str:
     return "%s:%s" % key
 
 
 # -------------------------------------------------------------------- STP
-def check_stp(layout, intent_stp):
+def check_stp(layout: dict[str, Any], intent_stp: dict[str, bool]) -> dict[str, Any]:
     """``stp_off``: STP and RSTP are off (or, where the intent asks for a
     spanning tree, RSTP on) and ``fail_mode=secure`` on every switch."""
     bridge = layout.get("bridge", "br0")
@@ -166,7 +172,7 @@ def check_stp(layout, intent_stp):
 
 
 # ------------------------------------------------------ broadcast and storm
-def settle_neighbours(layout, wait_s=8.0):
+def settle_neighbours(layout: dict[str, Any], wait_s: float = 8.0) -> float:
     """Wait until no host of the lab has an ARP entry about to send a frame
     (states DELAY, PROBE, INCOMPLETE); after ``wait_s`` empty the caches of
     the hosts that still have one. Returns the seconds waited."""
@@ -191,7 +197,8 @@ def settle_neighbours(layout, wait_s=8.0):
         time.sleep(0.25)
 
 
-def check_broadcast(layout, expected, collect_s=2.0, storm_window_s=2.0):
+def check_broadcast(layout: dict[str, Any], expected: dict[str, dict[str, int]],
+                    collect_s: float = 2.0, storm_window_s: float = 2.0) -> list[dict[str, Any]]:
     """``broadcast`` and ``no_storm``: one broadcast frame from each host of
     ``expected`` ({source host: {receiver host: copies}}), one source at a
     time; every host counts the copies it receives (the sender too: in a
@@ -206,12 +213,38 @@ def check_broadcast(layout, expected, collect_s=2.0, storm_window_s=2.0):
     many arrived. Then the port counters of every switch must stay still
     for ``storm_window_s`` (switch-tagged VLAN paper §3.4: every flood
     dies out)."""
-    hosts = layout["hosts"]
-    mac_of = {name: host["mac"] for name, host in hosts.items()}
     # A host that answered pings in the last seconds sends a unicast ARP
     # probe ~5 s later (neighbour entry STALE -> DELAY -> PROBE): wait until
     # no ARP entry is pending, so nothing but the test frames moves a counter.
     settle_neighbours(layout)
+    problems, arrived, wanted = _send_broadcasts(layout["hosts"], expected, collect_s)
+    settled = port_counters(layout)
+    time.sleep(storm_window_s)
+    moved = {key: value for key, value in _moved(settled, port_counters(layout)).items()
+             if value != (0, 0)}
+    reached = min((sum(1 for name, copies in receivers.items() if copies and name != source)
+                   for source, receivers in expected.items()), default=0)
+    most = max((copies for receivers in expected.values() for copies in receivers.values()),
+               default=0)
+    lost = "" if arrived == wanted else ("; %d of the %d copies arrived, the rest were lost in "
+                                         "the emulator under the flood" % (arrived, wanted))
+    broadcast = _check("broadcast", problems,
+                       "one broadcast from each of %d hosts, one at a time, reached every other "
+                       "host (at least %d of %d), none more often than the intent delivers it "
+                       "(up to %d cop%s a host%s)" % (len(expected), reached,
+                                                      len(layout["hosts"]) - 1, most,
+                                                      "y" if most == 1 else "ies", lost),
+                       "one broadcast from each of %d hosts, one at a time, must reach every "
+                       "host, none more often than the intent delivers it" % len(expected))
+    return [broadcast, _storm_check(moved, len(layout["switches"]), storm_window_s)]
+
+
+def _send_broadcasts(hosts: dict[str, dict[str, Any]], expected: dict[str, dict[str, int]],
+                     collect_s: float) -> tuple[list[str], int, int]:
+    """Send one broadcast from each source of ``expected`` and count the
+    copies every host receives. Returns the problems, the copies that
+    arrived (at most as many as expected per host) and the copies expected."""
+    mac_of = {name: host["mac"] for name, host in hosts.items()}
     sockets = {name: frames.packet_socket(host["netns"], host["dev"])
                for name, host in hosts.items()}
     problems = []
@@ -242,39 +275,29 @@ def check_broadcast(layout, expected, collect_s=2.0, storm_window_s=2.0):
     finally:
         for sock in sockets.values():
             sock.close()
-    settled = port_counters(layout)
-    time.sleep(storm_window_s)
-    moved = {key: value for key, value in _moved(settled, port_counters(layout)).items()
-             if value != (0, 0)}
-    reached = min((sum(1 for name, copies in receivers.items() if copies and name != source)
-                   for source, receivers in expected.items()), default=0)
-    most = max((copies for receivers in expected.values() for copies in receivers.values()),
-               default=0)
-    lost = "" if arrived == wanted else ("; %d of the %d copies arrived, the rest were lost in "
-                                         "the emulator under the flood" % (arrived, wanted))
-    broadcast = _check("broadcast", problems,
-                       "one broadcast from each of %d hosts, one at a time, reached every other "
-                       "host (at least %d of %d), none more often than the intent delivers it "
-                       "(up to %d cop%s a host%s)" % (len(expected), reached, len(hosts) - 1,
-                                                      most, "y" if most == 1 else "ies", lost),
-                       "one broadcast from each of %d hosts, one at a time, must reach every "
-                       "host, none more often than the intent delivers it" % len(expected))
+    return problems, arrived, wanted
+
+
+def _storm_check(moved: dict[tuple[str, str], tuple[int, int]], switches: int,
+                 storm_window_s: float) -> dict[str, Any]:
+    """``no_storm``: no port counter of the ``switches`` switches ``moved``
+    in the storm window."""
     storm_problems = ["%s moved rx %+d tx %+d frames in %.1f s" % (_port_name(key), rx, tx,
                                                                    storm_window_s)
                       for key, (rx, tx) in sorted(moved.items())]
     if storm_problems:
         storm_problems.insert(0, "frames still move after the broadcasts: a broadcast storm "
                                  "(a flood that never dies out)")
-    storm = _check("no_storm", storm_problems,
-                   "no port counter of the %d switches moved during %.1f s after the broadcasts"
-                   % (len(layout["switches"]), storm_window_s),
-                   "no port counter of the %d switches may move during %.1f s after the "
-                   "broadcasts" % (len(layout["switches"]), storm_window_s))
-    return [broadcast, storm]
+    return _check("no_storm", storm_problems,
+                  "no port counter of the %d switches moved during %.1f s after the broadcasts"
+                  % (switches, storm_window_s),
+                  "no port counter of the %d switches may move during %.1f s after the "
+                  "broadcasts" % (switches, storm_window_s))
 
 
 # -------------------------------------------------------------- bursts
-def check_bursts(layout, bursts, count=400, settle_s=0.3, tolerance=0.1):
+def check_bursts(layout: dict[str, Any], bursts: list[dict[str, Any]], count: int = 400,
+                 settle_s: float = 0.3, tolerance: float = 0.1) -> dict[str, Any]:
     """``planned_paths``: for each burst ``{"src", "dst", "path": [{"switch",
     "in_port", "out_port"}]}``, ``count`` unicast frames from src to dst must
     raise the rx counter of every (switch, in_port) and the tx counter of
@@ -327,7 +350,7 @@ def check_bursts(layout, bursts, count=400, settle_s=0.3, tolerance=0.1):
 
 
 # ----------------------------------------------------------------- ping
-def check_ping(layout, names=None):
+def check_ping(layout: dict[str, Any], names: Sequence[str] | None = None) -> dict[str, Any]:
     """``ping``: every host pings every other host (ordered pairs: both
     ways); a pair gets a second try before it counts as failed."""
     hosts = layout["hosts"]
@@ -365,7 +388,8 @@ def check_ping(layout, names=None):
 
 
 # ------------------------------------------------------------------ TCP
-def check_tcp(layout, client, server, size=8 << 20, timeout=None):
+def check_tcp(layout: dict[str, Any], client: str, server: str, size: int = 8 << 20,
+              timeout: float | None = None) -> dict[str, Any]:
     """``tcp``: ``size`` bytes from ``client`` to ``server`` arrive intact.
     ``timeout`` (seconds per socket operation) defaults to 5 s plus twice the
     transfer time at the lab's slowest port speed."""
@@ -398,7 +422,7 @@ def check_tcp(layout, client, server, size=8 << 20, timeout=None):
 
 
 # ----------------------------------------------------------------- all
-def check_hosts(layout, expected_hosts):
+def check_hosts(layout: dict[str, Any], expected_hosts: dict[str, str]) -> list[str]:
     """The lab's hosts must be the intent's (same names and MACs)."""
     problems = []
     for name, mac in sorted(expected_hosts.items()):
@@ -412,7 +436,7 @@ def check_hosts(layout, expected_hosts):
     return problems
 
 
-def verify(layout, plan, checks=ALL_CHECKS):
+def verify(layout: dict[str, Any], plan: dict[str, Any], checks: Iterable[str] = ALL_CHECKS) -> dict[str, Any]:
     """Run the ``checks`` of ``plan`` (the expectations of :mod:`.expect`)
     on the lab of ``layout``. Returns ``{"checks": [...], "passed": bool,
     "timings": {check: seconds}}``."""
@@ -421,7 +445,7 @@ def verify(layout, plan, checks=ALL_CHECKS):
         raise WireError("; ".join(mismatch[:PROBLEM_LIMIT]))
     results, timings = [], {}
 
-    def timed(name, function, *args, **kwargs):
+    def timed(name: str, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         started = time.monotonic()
         value = function(*args, **kwargs)
         timings[name] = round(time.monotonic() - started, 3)
