@@ -25,6 +25,8 @@ import socket
 import struct
 import threading
 import time
+from collections.abc import Callable
+from typing import Any, cast
 
 from ..errors import EtherclusterError
 
@@ -47,7 +49,8 @@ class FramesError(EtherclusterError):
 _LIBC = None
 
 
-def _libc():
+def _libc() -> ctypes.CDLL:
+    """The C library (loaded once), for setns(2)."""
     global _LIBC
     if _LIBC is None:
         _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -58,11 +61,11 @@ class Netns:
     """``with Netns(name):`` runs the block (this thread) inside network
     namespace ``name`` (``/run/netns/<name>``) and comes back afterwards."""
 
-    def __init__(self, name):
+    def __init__(self, name: str) -> None:
         self.name = name
-        self._home = None
+        self._home: int | None = None
 
-    def __enter__(self):
+    def __enter__(self) -> Netns:
         path = os.path.join(NETNS_DIR, self.name)
         try:
             target = os.open(path, os.O_RDONLY)
@@ -80,35 +83,39 @@ class Netns:
             os.close(target)
         return self
 
-    def __exit__(self, *exc_info):
+    def __exit__(self, *exc_info: object) -> None:
+        home = cast(int, self._home)  # set by __enter__, which ran
         try:
-            _setns(self._home, "the original namespace")
+            _setns(home, "the original namespace")
         finally:
-            os.close(self._home)
+            os.close(home)
             self._home = None
 
 
-def _setns(fd, what):
+def _setns(fd: int, what: str) -> None:
+    """Move this thread into the network namespace open as ``fd``."""
     if _libc().setns(fd, CLONE_NEWNET) != 0:
         errno = ctypes.get_errno()
         raise FramesError("cannot enter %s: %s (needs root)" % (what, os.strerror(errno)))
 
 
-def mac_bytes(text):
+def mac_bytes(text: str) -> bytes:
+    """``aa:bb:cc:dd:ee:ff`` as 6 bytes."""
     return bytes(int(part, 16) for part in text.split(":"))
 
 
-def mac_text(raw):
+def mac_text(raw: bytes) -> str:
+    """6 bytes as ``aa:bb:cc:dd:ee:ff``."""
     return ":".join("%02x" % byte for byte in raw)
 
 
-def frame(dst, src, token=b"", ethertype=ETHERTYPE):
+def frame(dst: str, src: str, token: bytes = b"", ethertype: int = ETHERTYPE) -> bytes:
     """An untagged Ethernet frame (minimum size) with the marker and ``token``."""
     payload = (MARKER + token).ljust(46, b".")
     return mac_bytes(dst) + mac_bytes(src) + struct.pack("!H", ethertype) + payload
 
 
-def packet_socket(netns, dev):
+def packet_socket(netns: str, dev: str) -> socket.socket:
     """A raw packet socket bound to ``dev`` in ``netns`` that sends and
     receives every frame (non-blocking)."""
     with Netns(netns):
@@ -126,7 +133,7 @@ def packet_socket(netns, dev):
     return sock
 
 
-def send_frames(sock, data, count):
+def send_frames(sock: socket.socket, data: bytes, count: int) -> None:
     """Send ``data`` ``count`` times, paced."""
     sock.setblocking(True)
     try:
@@ -138,7 +145,7 @@ def send_frames(sock, data, count):
         sock.setblocking(False)
 
 
-def drain(sock):
+def drain(sock: socket.socket) -> None:
     """Drop every frame waiting in ``sock``."""
     while True:
         try:
@@ -147,8 +154,9 @@ def drain(sock):
             return
 
 
-def collect(sockets, seconds, ethertype=ETHERTYPE, token=b"", done=None, grace=0.1,
-            idle=None):
+def collect(sockets: dict[str, socket.socket], seconds: float, ethertype: int = ETHERTYPE,
+            token: bytes = b"", done: Callable[..., bool] | None = None,
+            grace: float = 0.1, idle: float | None = None) -> dict[str, dict[str, int]]:
     """Receive on ``sockets`` ({name: socket}) for ``seconds``; return
     ``{name: {source MAC: frames}}`` of the incoming frames of
     ``ethertype`` that carry the marker and ``token`` (a tagged frame
@@ -159,7 +167,7 @@ def collect(sockets, seconds, ethertype=ETHERTYPE, token=b"", done=None, grace=0
     first frame."""
     wanted = MARKER + token
     last = None
-    seen = {name: {} for name in sockets}
+    seen: dict[str, dict[str, int]] = {name: {} for name in sockets}
     selector = selectors.DefaultSelector()
     for name, sock in sockets.items():
         selector.register(sock, selectors.EVENT_READ, name)
@@ -175,7 +183,7 @@ def collect(sockets, seconds, ethertype=ETHERTYPE, token=b"", done=None, grace=0
             for key, _events in selector.select(left):
                 while True:
                     try:
-                        data, address = key.fileobj.recvfrom(65535)
+                        data, address = sockets[key.data].recvfrom(65535)
                     except (BlockingIOError, InterruptedError):
                         break
                     if address[2] == PACKET_OUTGOING or len(data) < 14:
@@ -199,53 +207,23 @@ def collect(sockets, seconds, ethertype=ETHERTYPE, token=b"", done=None, grace=0
     return seen
 
 
-def tcp_transfer(server_netns, server_address, client_netns, size, timeout=30.0):
+def tcp_transfer(server_netns: str, server_address: str, client_netns: str, size: int,
+                 timeout: float = 30.0) -> dict[str, Any]:
     """Send ``size`` pseudo-random bytes over TCP from a socket in
     ``client_netns`` to one listening on ``server_address`` in
     ``server_netns``. Returns ``{"sent": {"bytes", "sha256"}, "received":
     {...}, "seconds"}``; ``received`` is None when nothing arrived, and
     ``error`` says why a side failed."""
-    with Netns(server_netns):
-        server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            server.bind((server_address, 0))
-        except OSError as exc:
-            server.close()
-            raise FramesError("%s: cannot listen on %s: %s"
-                              % (server_netns, server_address, exc.strerror))
-        server.listen(1)
+    server = _listener(server_netns, server_address)
     port = server.getsockname()[1]
     with Netns(client_netns):
         client = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     server.settimeout(timeout)
     client.settimeout(timeout)
     data = random.Random(size).randbytes(size)
-    outcome = {"sent": {"bytes": size, "sha256": hashlib.sha256(data).hexdigest()},
-               "received": None, "error": None}
-
-    def receive():
-        try:
-            conn, _peer = server.accept()
-        except OSError as exc:
-            outcome["error"] = "accept: %s" % (exc,)
-            return
-        conn.settimeout(timeout)
-        digest, total = hashlib.sha256(), 0
-        try:
-            while True:
-                chunk = conn.recv(1 << 16)
-                if not chunk:
-                    break
-                digest.update(chunk)
-                total += len(chunk)
-        except OSError as exc:
-            outcome["error"] = "receive after %d bytes: %s" % (total, exc)
-        finally:
-            conn.close()
-        outcome["received"] = {"bytes": total, "sha256": digest.hexdigest()}
-
-    receiver = threading.Thread(target=receive, daemon=True)
+    outcome: dict[str, Any] = {"sent": {"bytes": size, "sha256": hashlib.sha256(data).hexdigest()},
+                               "received": None, "error": None}
+    receiver = threading.Thread(target=_receive, args=(server, timeout, outcome), daemon=True)
     receiver.start()
     started = time.monotonic()
     try:
@@ -264,3 +242,43 @@ def tcp_transfer(server_netns, server_address, client_netns, size, timeout=30.0)
     server.close()
     outcome["seconds"] = round(time.monotonic() - started, 3)
     return outcome
+
+
+def _listener(netns: str, address: str) -> socket.socket:
+    """A TCP socket listening on ``address`` (any port) in ``netns``."""
+    with Netns(netns):
+        server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            server.bind((address, 0))
+        except OSError as exc:
+            server.close()
+            raise FramesError("%s: cannot listen on %s: %s"
+                              % (netns, address, exc.strerror))
+        server.listen(1)
+    return server
+
+
+def _receive(server: socket.socket, timeout: float, outcome: dict[str, Any]) -> None:
+    """Accept one connection on ``server`` and read it to the end; put its
+    byte count and SHA-256 into ``outcome["received"]`` (and what failed
+    into ``outcome["error"]``)."""
+    try:
+        conn, _peer = server.accept()
+    except OSError as exc:
+        outcome["error"] = "accept: %s" % (exc,)
+        return
+    conn.settimeout(timeout)
+    digest, total = hashlib.sha256(), 0
+    try:
+        while True:
+            chunk = conn.recv(1 << 16)
+            if not chunk:
+                break
+            digest.update(chunk)
+            total += len(chunk)
+    except OSError as exc:
+        outcome["error"] = "receive after %d bytes: %s" % (total, exc)
+    finally:
+        conn.close()
+    outcome["received"] = {"bytes": total, "sha256": digest.hexdigest()}
