@@ -33,6 +33,8 @@ import socket
 import struct
 import subprocess
 import time
+from collections.abc import Iterable
+from typing import Any
 
 from ..errors import EtherclusterError
 from .frames import NETNS_DIR, _setns
@@ -54,7 +56,8 @@ class ProbeError(EtherclusterError):
 class _Agent:
     """One host's sender and receiver (runs in a forked child)."""
 
-    def __init__(self, me, hosts, run_id, interval, port, drain_s):
+    def __init__(self, me: str, hosts: dict[str, dict[str, Any]], run_id: int, interval: float,
+                 port: int, drain_s: float) -> None:
         self.me = me
         self.names = sorted(hosts)
         self.index = self.names.index(me)
@@ -64,15 +67,16 @@ class _Agent:
         self.port = port
         self.drain_s = drain_s
         self.stopping = False
-        self.ticks = []  # wall-clock send time of each sequence number, ms after start
-        self.send_errors = {}
-        self.received = {}  # source index -> bytearray, one byte per sequence number
-        self.duplicates = {}
-        self.reordered = {}
-        self.highest = {}
+        self.ticks: list[int] = []  # wall-clock send time of each sequence number, ms after start
+        self.send_errors: dict[int, list[int]] = {}
+        self.received: dict[int, bytearray] = {}  # source index -> one byte per sequence number
+        self.duplicates: dict[int, int] = {}
+        self.reordered: dict[int, int] = {}
+        self.highest: dict[int, int] = {}
         self.foreign = 0
 
-    def run(self):
+    def run(self) -> dict[str, Any]:
+        """Probe until stopped (SIGTERM), then drain; return the record."""
         host = self.hosts[self.me]
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         try:
@@ -156,7 +160,7 @@ class _Agent:
                 self.highest[source] = sequence
 
 
-def _ranges(marks):
+def _ranges(marks: bytearray) -> list[list[int]]:
     """Sequence numbers marked in ``marks`` as ``[[first, last], ...]``."""
     result, first = [], None
     for number, value in enumerate(marks):
@@ -239,11 +243,13 @@ def _close_inherited(keep):
 
 
 # ------------------------------------------------------------ start/stop
-def probe_directory(layout):
+def probe_directory(layout: dict[str, Any]) -> str:
+    """Where the probes of the lab ``layout`` keep their records."""
     return os.path.join(layout["dir"], "probes")
 
 
-def read_record(directory):
+def read_record(directory: str) -> dict[str, Any] | None:
+    """The probe record in ``directory``, or None when there is none."""
     try:
         with open(os.path.join(directory, RECORD), "r", encoding="utf-8") as handle:
             return json.load(handle)
@@ -272,7 +278,7 @@ def _alive(pid):
         return False
 
 
-def running(layout):
+def running(layout: dict[str, Any]) -> dict[str, Any] | None:
     """The record of the probes running in this lab, or None."""
     record = read_record(probe_directory(layout))
     if record and record.get("state") == "running" and any(_alive(pid) for pid in
@@ -281,7 +287,8 @@ def running(layout):
     return None
 
 
-def start(layout, interval=0.01, port=PROBE_PORT, drain_s=0.5, hosts=None, warmup_s=1.0):
+def start(layout: dict[str, Any], interval: float = 0.01, port: int = PROBE_PORT, drain_s: float = 0.5,
+          hosts: Iterable[str] | None = None, warmup_s: float = 1.0) -> dict[str, Any]:
     """Start one agent per host of the lab ``layout`` (or of ``hosts``).
     Returns the record (``pids``, ``run_id``, ``started``...). Refuses when
     probes already run in this lab."""
@@ -320,7 +327,8 @@ def start(layout, interval=0.01, port=PROBE_PORT, drain_s=0.5, hosts=None, warmu
     return record
 
 
-def stop(layout, windows=None, bucket_s=0.1, margin_s=0.2, timeout=20.0):
+def stop(layout: dict[str, Any], windows: Iterable[dict[str, Any]] | None = None, bucket_s: float = 0.1,
+         margin_s: float = 0.2, timeout: float = 20.0) -> dict[str, Any] | None:
     """Stop the lab's agents, collect their records and :func:`summarise`
     them. Returns None when no probes were started."""
     directory = probe_directory(layout)
@@ -366,7 +374,7 @@ def stop(layout, windows=None, bucket_s=0.1, margin_s=0.2, timeout=20.0):
 
 
 # ------------------------------------------------------------- arithmetic
-def _missing(sent, ranges, excluded=()):
+def _missing(sent: int, ranges: Iterable[list[int]], excluded: Iterable[int] = ()) -> list[int]:
     """Sequence numbers below ``sent`` not covered by ``ranges`` nor ``excluded``."""
     covered = bytearray(sent)
     for first, last in ranges:
@@ -378,7 +386,7 @@ def _missing(sent, ranges, excluded=()):
     return [number for number in range(sent) if not covered[number]]
 
 
-def _first_since(sender, since):
+def _first_since(sender: dict[str, Any], since: float | None) -> int:
     """The first sequence number sent at or after ``since`` (wall clock)."""
     if since is None:
         return 0
@@ -389,7 +397,9 @@ def _first_since(sender, since):
     return sender["sent"]
 
 
-def summarise(results, windows=None, bucket_s=0.1, margin_s=0.2, since=None):
+def summarise(results: dict[str, dict[str, Any]], windows: Iterable[dict[str, Any]] | None = None,
+              bucket_s: float = 0.1, margin_s: float = 0.2,
+              since: float | None = None) -> dict[str, Any]:
     """Per ordered pair and in total: ``sent``, ``received``, ``lost``,
     ``duplicates``, ``reordered``, ``send_errors``; ``timeline``: lost
     datagrams per ``bucket_s`` bucket of send time (non-empty buckets,
@@ -409,7 +419,8 @@ def summarise(results, windows=None, bucket_s=0.1, margin_s=0.2, since=None):
         window["lost"] = 0
         window["pairs"] = {}
     origin = min((result["start"] for result in results.values()), default=0.0)
-    pairs, buckets = {}, {}
+    pairs: dict[str, dict[str, int]] = {}
+    buckets: dict[int, int] = {}
     outside = 0
     totals = {"sent": 0, "received": 0, "lost": 0, "duplicates": 0, "reordered": 0,
               "send_errors": 0}
@@ -417,15 +428,7 @@ def summarise(results, windows=None, bucket_s=0.1, margin_s=0.2, since=None):
         for target, receiver in sorted(results.items()):
             if target == source:
                 continue
-            first = _first_since(sender, since)
-            failed = [n for n in sender.get("send_errors", {}).get(target, []) if n >= first]
-            sent = sender["sent"] - first - len(failed)
-            ranges = receiver.get("received", {}).get(source, [])
-            missing = [n for n in _missing(sender["sent"], ranges, failed) if n >= first]
-            entry = {"sent": sent, "received": sent - len(missing), "lost": len(missing),
-                     "duplicates": receiver.get("duplicates", {}).get(source, 0),
-                     "reordered": receiver.get("reordered", {}).get(source, 0),
-                     "send_errors": len(failed)}
+            entry, missing = _pair_counts(sender, receiver, source, target, since)
             pairs["%s->%s" % (source, target)] = entry
             for key in totals:
                 totals[key] += entry[key]
@@ -433,15 +436,7 @@ def summarise(results, windows=None, bucket_s=0.1, margin_s=0.2, since=None):
                 when = sender["start"] + sender["ticks_ms"][number] / 1000.0
                 bucket = int((when - origin) / bucket_s + 1e-6)  # float error at edges
                 buckets[bucket] = buckets.get(bucket, 0) + 1
-                inside = False
-                for window in windows:
-                    if window["start"] - margin_s <= when <= window["end"] + margin_s:
-                        window["lost"] += 1
-                        key = "%s->%s" % (source, target)
-                        window["pairs"][key] = window["pairs"].get(key, 0) + 1
-                        inside = True
-                        break
-                if not inside:
+                if not _count_in_window(windows, when, margin_s, "%s->%s" % (source, target)):
                     outside += 1
     duration = max((result["ticks_ms"][-1] / 1000.0 + result["start"] - origin
                     for result in results.values() if result["ticks_ms"]), default=0.0)
@@ -455,7 +450,35 @@ def summarise(results, windows=None, bucket_s=0.1, margin_s=0.2, since=None):
             "windows": windows, "outside": outside}
 
 
-def loss_table(summary):
+def _pair_counts(sender: dict[str, Any], receiver: dict[str, Any], source: str, target: str,
+                 since: float | None) -> tuple[dict[str, int], list[int]]:
+    """The counts of one ordered pair (see :func:`summarise`) and the
+    sequence numbers it lost."""
+    first = _first_since(sender, since)
+    failed = [n for n in sender.get("send_errors", {}).get(target, []) if n >= first]
+    sent = sender["sent"] - first - len(failed)
+    ranges = receiver.get("received", {}).get(source, [])
+    missing = [n for n in _missing(sender["sent"], ranges, failed) if n >= first]
+    entry = {"sent": sent, "received": sent - len(missing), "lost": len(missing),
+             "duplicates": receiver.get("duplicates", {}).get(source, 0),
+             "reordered": receiver.get("reordered", {}).get(source, 0),
+             "send_errors": len(failed)}
+    return entry, missing
+
+
+def _count_in_window(windows: list[dict[str, Any]], when: float, margin_s: float,
+                     key: str) -> bool:
+    """Count a datagram of pair ``key`` sent at ``when`` lost in the first
+    window that holds it (widened by ``margin_s``); False if none does."""
+    for window in windows:
+        if window["start"] - margin_s <= when <= window["end"] + margin_s:
+            window["lost"] += 1
+            window["pairs"][key] = window["pairs"].get(key, 0) + 1
+            return True
+    return False
+
+
+def loss_table(summary: dict[str, Any]) -> list[str]:
     """The losses of :func:`summarise` per window as Markdown lines."""
     lines = ["| transition | seconds | datagrams lost | pairs that lost | drain step |",
              "|---|---|---|---|---|"]
