@@ -97,14 +97,9 @@ def lab_layout(topology: Topology, name: str | None = None, state_root: str = ST
     name = topology.name if name is None else name
     state_root, gap = _checked_options(name, bridge, state_root, host_speed_mbps,
                                        renegotiation_gap)
-    mgmt = _network(mgmt_network, "mgmt_network")
-    hosts_net = _network(host_network, "host_network")
-    if mgmt.overlaps(hosts_net):
-        raise LabError("mgmt_network %s and host_network %s overlap; the host network must "
-                       "exist only inside the host namespaces" % (mgmt, hosts_net))
+    mgmt, hosts_net = _networks(mgmt_network, host_network)
     # host and switch names never clash (the topology refuses it), so each
     # gets its own namespace name
-
     lab_dir = "%s/%s" % (state_root, name)
     tag = lab_tag(name)
     netns_prefix = "ec-%s-" % name
@@ -222,6 +217,17 @@ def _interface_name(switch: Switch, port: str, pattern: str) -> str:
     named = getattr(switch, "interface_name", None)
     name = named(port) if named is not None else None
     return name or pattern.format(port=port)
+
+
+def _networks(mgmt_network: Any, host_network: Any) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network,
+                                                             ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    """The management and host networks, checked and disjoint."""
+    mgmt = _network(mgmt_network, "mgmt_network")
+    hosts_net = _network(host_network, "host_network")
+    if mgmt.overlaps(hosts_net):
+        raise LabError("mgmt_network %s and host_network %s overlap; the host network must "
+                       "exist only inside the host namespaces" % (mgmt, hosts_net))
+    return mgmt, hosts_net
 
 
 def _network(value: Any, option: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
