@@ -16,16 +16,18 @@ channel that leaves the switch the frame is at.
 
 from __future__ import annotations
 
+from typing import Any
+
 import networkx as nx
 import numpy as np
 
-from .routing.base import RoutingError
+from .routing.base import RoutingError, RoutingFunction
 
 # How many offending pairs/links a report lists (the counts are complete).
 REPORT_LIMIT = 10
 
 
-def _dependencies(routing):
+def _dependencies(routing: RoutingFunction) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any], int]:
     """Walk every (source, destination) pair; return the unique dependency
     edges (two arrays of channel ids), the channels used and the problems."""
     C = len(routing.topology.channels)
@@ -34,8 +36,8 @@ def _dependencies(routing):
     for link in routing.down:
         down[2 * link:2 * link + 2] = True
     pair_keys, used = [], np.zeros(C, dtype=bool)
-    problems = {"unreachable": [], "unreachable_count": 0, "loops": 0, "dead_ends": 0,
-                "inconsistent": [], "inconsistent_count": 0}
+    problems: dict[str, Any] = {"unreachable": [], "unreachable_count": 0, "loops": 0, "dead_ends": 0,
+                                "inconsistent": [], "inconsistent_count": 0}
     max_length = 0
     for t, dest in enumerate(names):
         sources, hops, status = routing.walk(t)
@@ -60,7 +62,7 @@ def _dependencies(routing):
     return keys // max(C, 1), keys % max(C, 1), used, down, problems, max_length
 
 
-def channel_dependency_graph(routing):
+def channel_dependency_graph(routing: RoutingFunction) -> nx.DiGraph:
     """The CDG of ``routing``: a DiGraph whose nodes are the channel ids used
     by some path (attribute ``name``: ``"sw0:5->sw1:5"``) and with one edge
     ``c -> d`` per pair of channels used one after the other on a path."""
@@ -68,7 +70,9 @@ def channel_dependency_graph(routing):
     return _graph(routing, first, second, used)
 
 
-def _graph(routing, first, second, used):
+def _graph(routing: RoutingFunction, first: np.ndarray, second: np.ndarray,
+           used: np.ndarray) -> nx.DiGraph:
+    """The CDG from its dependency edges and the channels used."""
     channels = routing.topology.channels
     graph = nx.DiGraph(engine=routing.engine)
     graph.add_nodes_from((int(c), {"name": str(channels[c])}) for c in np.flatnonzero(used))
@@ -76,7 +80,7 @@ def _graph(routing, first, second, used):
     return graph
 
 
-def first_cycle(graph):
+def first_cycle(graph: nx.DiGraph) -> list[Any]:
     """A cycle of ``graph`` as a node list, the first node repeated at the
     end ([] if acyclic): searched inside the strongly connected component
     holding the lowest node, so a big acyclic CDG costs one linear pass."""
@@ -88,7 +92,7 @@ def first_cycle(graph):
     return [a for a, _b in edges] + [edges[0][0]]
 
 
-def verify_routing(routing):
+def verify_routing(routing: RoutingFunction) -> dict[str, Any]:
     """Check ``routing`` and return a report (plain data):
 
     ``acyclic`` and ``cycle`` (the first CDG cycle found, as channel
@@ -129,7 +133,7 @@ def verify_routing(routing):
     return report
 
 
-def assert_deadlock_free(routing):
+def assert_deadlock_free(routing: RoutingFunction) -> dict[str, Any]:
     """Raise RoutingError naming the cycle when the CDG of ``routing`` has
     one; otherwise return the :func:`verify_routing` report."""
     report = verify_routing(routing)
