@@ -26,10 +26,16 @@ from __future__ import annotations
 import ipaddress
 import math
 from itertools import chain
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .errors import EtherclusterError
+
+if TYPE_CHECKING:
+    from .routing.base import RoutingFunction
+    from .topology import Host, Topology
+    from .vlans import Assignment
 
 DEFAULT_AGING_TIME = 300          # seconds: the common default on commodity switches
 DEFAULT_LEARNING_NETWORK = "10.254.0.0/16"
@@ -41,9 +47,9 @@ class MacError(EtherclusterError):
     message names the host, switch, option or network at fault."""
 
 
-def _host_order(topology):
+def _host_order(topology: Topology) -> dict[str, list[Host]]:
     """Hosts per switch name, sorted by MAC (entries are listed that way)."""
-    result = {name: [] for name in topology.switch_names()}
+    result: dict[str, list[Host]] = {name: [] for name in topology.switch_names()}
     for host in topology.hosts.values():
         result[host.switch].append(host)
     for hosts in result.values():
@@ -51,7 +57,8 @@ def _host_order(topology):
     return result
 
 
-def _check_routing(routing, assignment):
+def _check_routing(routing: RoutingFunction | None, assignment: Assignment) -> None:
+    """MacError unless ``assignment`` was made from ``routing`` (or it is None)."""
     if routing is not None and routing is not assignment.routing and not (
             routing.engine == assignment.routing.engine
             and routing.next_hop.shape == assignment.routing.next_hop.shape
@@ -61,7 +68,8 @@ def _check_routing(routing, assignment):
                        % (assignment.routing.engine, routing.engine))
 
 
-def static_mac_table(topology, routing, assignment):
+def static_mac_table(topology: Topology, routing: RoutingFunction | None,
+                     assignment: Assignment) -> dict[str, list[dict[str, Any]]]:
     """Static MAC entries of every switch (§3.3): ``{switch: [{"mac",
     "vlan", "port"}]}``, one entry per host and per VLAN in which frames to
     that host reach the switch, pointing at the port the routing sends them
@@ -84,7 +92,7 @@ def static_mac_table(topology, routing, assignment):
     by_switch = _host_order(topology)
     hosts_of = [by_switch[name] for name in names]
 
-    def block(key, vid):
+    def block(key: int, vid: int) -> list[dict[str, Any]]:
         """The entries of every host of one destination switch, all sent
         out of one port (or each to its own port on its switch)."""
         t, number = divmod(key, stride)
@@ -95,7 +103,7 @@ def static_mac_table(topology, routing, assignment):
     # Blocks are keyed by (destination, output channel) per VLAN and shared
     # by every switch that needs them; the loops below stay in C (map,
     # chain) because a large fabric has tens of millions of entries.
-    shared = {}
+    shared: dict[int, dict[int, list[dict[str, Any]]]] = {}
     table = {}
     for name in names:
         parts = []
@@ -104,7 +112,7 @@ def static_mac_table(topology, routing, assignment):
             keys = (np.asarray(dests, dtype=np.int64) * stride
                     + port_number[np.asarray(outs, dtype=np.int64)]).tolist()   # -1 -> 0
             cache = shared.setdefault(vid, {})
-            blocks = list(map(cache.get, keys))
+            blocks: list[Any] = list(map(cache.get, keys))   # None: not made yet
             if None in blocks:
                 for i, key in enumerate(keys):
                     if blocks[i] is None:
@@ -114,7 +122,7 @@ def static_mac_table(topology, routing, assignment):
     return table
 
 
-def learned_entry_counts(topology, assignment):
+def learned_entry_counts(topology: Topology, assignment: Assignment) -> dict[str, int]:
     """Per switch, how many (MAC, VLAN) entries it holds once every host
     has pinged in every VLAN (``mac_learning: self``): hosts x VLANs whose
     tree reaches the switch."""
@@ -129,7 +137,8 @@ def learned_entry_counts(topology, assignment):
     return counts
 
 
-def _learning_networks(network, vlan_count, host_count):
+def _learning_networks(network: Any, vlan_count: int,
+                       host_count: int) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
     """One subnet per VLAN inside ``network``, each large enough for every host."""
     try:
         base = ipaddress.ip_network(str(network), strict=True)
@@ -149,8 +158,9 @@ def _learning_networks(network, vlan_count, host_count):
     return [next(subnets) for _unused in range(vlan_count)]
 
 
-def self_learning_plan(topology, assignment, network=DEFAULT_LEARNING_NETWORK,
-                       aging_time=DEFAULT_AGING_TIME, parent_interface=DEFAULT_PARENT_INTERFACE):
+def self_learning_plan(topology: Topology, assignment: Assignment, network: Any = DEFAULT_LEARNING_NETWORK,
+                       aging_time: int = DEFAULT_AGING_TIME,
+                       parent_interface: str = DEFAULT_PARENT_INTERFACE) -> dict[str, Any]:
     """The host-side plan of ``mac_learning: self`` (§3.3 steps 1-3) as data.
 
     Per VLAN a subnet of ``network``; per host one VLAN interface
@@ -183,7 +193,9 @@ def self_learning_plan(topology, assignment, network=DEFAULT_LEARNING_NETWORK,
     repeat = aging_time // 2
     plan_hosts = {}
     for number, host in enumerate(hosts):
-        interfaces, commands, pings = [], [], []
+        interfaces: list[dict[str, Any]] = []
+        commands: list[str] = []
+        pings: list[str] = []
         for vid, net in zip(vids, subnets):
             device = "%s.%d" % (parent_interface, vid)
             if len(device) > 15:
