@@ -14,20 +14,25 @@ from __future__ import annotations
 
 import json
 import os
+from typing import TYPE_CHECKING, Any
 
 import jinja2
+
+if TYPE_CHECKING:
+    from .topology import Topology
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 REPORT_TEMPLATE = "report.md.j2"
 
 
-def _md_cell(value):
+def _md_cell(value: Any) -> str:
     """Text safe inside one Markdown table cell."""
     text = " ".join(str(value if value is not None else "").split())
     return text.replace("|", "\\|")
 
 
-def _environment():
+def _environment() -> jinja2.Environment:
+    """The Jinja2 environment of the report template (strict, Markdown filters)."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
         trim_blocks=True,
@@ -43,12 +48,13 @@ def _environment():
     return env
 
 
-def _number(value):
+def _number(value: Any) -> int | float:
+    """A figure for the report: whole numbers as int, else 3 decimals."""
     value = float(value)
     return int(round(value)) if abs(value - round(value)) < 1e-9 else round(value, 3)
 
 
-def fabric_facts(topology):
+def fabric_facts(topology: Topology) -> dict[str, Any]:
     """Counts of a topology for the report header."""
     shape = None
     if topology.shape:
@@ -59,7 +65,8 @@ def fabric_facts(topology):
             "shape": shape}
 
 
-def switch_rows(topology, intent=None, host_limits=None):
+def switch_rows(topology: Topology, intent: dict[str, Any] | None = None,
+                host_limits: dict[str, int] | None = None) -> list[dict[str, Any]]:
     """One row per switch: platform, hosts, VLANs and static entries held
     (from the intent when there is one) against the switch's limits."""
     held = (intent or {}).get("switches", {})
@@ -78,7 +85,7 @@ def switch_rows(topology, intent=None, host_limits=None):
     return rows
 
 
-def host_limit_summary(intent):
+def host_limit_summary(intent: dict[str, Any] | None) -> tuple[dict[str, int], dict[str, Any] | None]:
     """§3.7 eq. 1 from the intent (``intent.host_limits``): per switch
     H = T // V, and the smallest one with its T and V (None without intent)."""
     if not intent:
@@ -95,8 +102,10 @@ def host_limit_summary(intent):
                         "vlans": entry["V"]}
 
 
-def report_context(topology, options, plan=None, error=None, checks=None, loads_summary=None,
-                   files=None, source=None):
+def report_context(topology: Topology | None, options: dict[str, Any], plan: Any = None,
+                   error: BaseException | None = None, checks: list[dict[str, Any]] | None = None,
+                   loads_summary: dict[str, Any] | None = None, files: dict[str, str] | None = None,
+                   source: str | None = None) -> dict[str, Any]:
     """Plain data for the report.
 
     ``options``: the planning options (routing, engine_options, assignment,
@@ -108,13 +117,7 @@ def report_context(topology, options, plan=None, error=None, checks=None, loads_
     it could not be read; ``source`` then says what was given.
     """
     intent = plan.intent if plan is not None else None
-    if topology is None:
-        fabric = {"name": "(topology not loaded)", "source": source or "?", "switches": None}
-        per_switch, smallest, rows = {}, None, []
-    else:
-        fabric = fabric_facts(topology)
-        per_switch, smallest = host_limit_summary(intent)
-        rows = switch_rows(topology, intent, per_switch)
+    fabric, smallest, rows = _fabric_part(topology, intent, source)
     metrics = None
     if loads_summary is not None:
         metrics = {"traffic": options.get("traffic") or "uniform",
@@ -152,7 +155,17 @@ def report_context(topology, options, plan=None, error=None, checks=None, loads_
     }
 
 
-def _learning_summary(learning):
+def _fabric_part(topology: Topology | None, intent: dict[str, Any] | None,
+                 source: str | None) -> tuple[dict[str, Any], dict[str, Any] | None, list[dict[str, Any]]]:
+    """The report's fabric facts, smallest host limit and switch rows."""
+    if topology is None:
+        return {"name": "(topology not loaded)", "source": source or "?", "switches": None}, None, []
+    fabric = fabric_facts(topology)
+    per_switch, smallest = host_limit_summary(intent)
+    return fabric, smallest, switch_rows(topology, intent, per_switch)
+
+
+def _learning_summary(learning: dict[str, Any] | None) -> str | None:
     """One line on the mac_learning: self host-side plan (§3.3), or None."""
     if not learning:
         return None
@@ -165,6 +178,6 @@ def _learning_summary(learning):
                learning.get("aging_time_s")))
 
 
-def render_report(context):
+def render_report(context: dict[str, Any]) -> str:
     """report.md text for a context from :func:`report_context`."""
     return _environment().get_template(REPORT_TEMPLATE).render(**context)
