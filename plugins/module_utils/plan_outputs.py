@@ -28,7 +28,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -37,6 +38,10 @@ from .fabric_svg import fabric_svg
 from .plan_report import render_report, report_context
 from .platforms.render import CONFIG_DIR, render_configs
 from .topology import Topology, load_topology, topology_from_data
+
+if TYPE_CHECKING:
+    from .routing.base import RoutingFunction
+    from .vlans import Assignment
 
 INTENT_FILE = "intent.json"
 REPORT_FILE = "report.md"
@@ -49,7 +54,7 @@ ASSIGNMENTS = ("fixed", "renamed")
 BANKS = ("A", "B")
 MAC_LEARNING = ("static", "self")
 
-PLAN_DEFAULTS = {
+PLAN_DEFAULTS: dict[str, Any] = {
     "routing": "segment",
     "engine_options": None,
     "assignment": "renamed",
@@ -73,7 +78,7 @@ class OutputError(EtherclusterError):
     """The output directory or one of its files cannot be read or written."""
 
 
-def plain_data(value):
+def plain_data(value: Any) -> Any:
     """A copy of ``value`` made of plain dict/list/str/int/float/bool/None:
     Ansible's tagged strings and numpy scalars/arrays become what they hold,
     so validation messages name the types the user wrote and every result
@@ -93,7 +98,7 @@ def plain_data(value):
     return value
 
 
-def load_topology_arg(value, source="topology data"):
+def load_topology_arg(value: Any, source: str = "topology data") -> Topology:
     """A Topology from what a plugin was given: a Topology, topology data (a
     mapping in the file's form) or the path of a topology file."""
     if isinstance(value, Topology):
@@ -107,7 +112,7 @@ def load_topology_arg(value, source="topology data"):
                       % (source, type(value).__name__))
 
 
-def plan_options(**given):
+def plan_options(**given: Any) -> dict[str, Any]:
     """The planning options with defaults filled in and the enumerations
     checked (the plugins' argument specs check them too; the filters rely
     on this). Raises OutputError naming the option."""
@@ -145,7 +150,7 @@ def plan_options(**given):
     return options
 
 
-def compute_plan(topology, options):
+def compute_plan(topology: Topology, options: dict[str, Any]) -> Any:
     """Run the planner (``intent.plan``) with ``options`` from :func:`plan_options`."""
     from .intent import plan  # the planner imports every engine; load it when used
 
@@ -161,7 +166,8 @@ def compute_plan(topology, options):
 _SCALARS = (str, int, float, bool, type(None))
 
 
-def _json_default(value):
+def _json_default(value: Any) -> Any:
+    """JSON for what ``json`` cannot encode itself (numpy, tuples, sets)."""
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, np.ndarray):
@@ -171,13 +177,13 @@ def _json_default(value):
     raise TypeError("%s is not JSON data" % type(value).__name__)
 
 
-def json_data(value):
+def json_data(value: Any) -> Any:
     """``value`` as plain JSON data (a deep copy; numpy scalars and arrays,
     tuples and sets become numbers and lists)."""
     return json.loads(json.dumps(value, default=_json_default))
 
 
-def _is_leaf(value):
+def _is_leaf(value: Any) -> bool:
     """Scalars, lists of scalars, and mappings of those: written on one line."""
     if isinstance(value, _SCALARS):
         return True
@@ -190,7 +196,8 @@ def _is_leaf(value):
     return False
 
 
-def _json_lines(value, pad, out, encode):
+def _json_lines(value: Any, pad: str, out: list[str], encode: Callable[[Any], str]) -> None:
+    """Append the text of ``value`` to ``out``: leaves on one line, the rest nested."""
     if _is_leaf(value):
         out.append(encode(value))
         return
@@ -212,18 +219,19 @@ def _json_lines(value, pad, out, encode):
     out.append(pad + ("}" if isinstance(value, dict) else "]"))
 
 
-def intent_text(intent):
+def intent_text(intent: dict[str, Any]) -> str:
     """intent.json's text: key order as planned, and one line per link,
     host, port and static MAC entry -- smaller than one line per field, and
     a diff between two plans shows whole entries."""
-    out = []
+    out: list[str] = []
     _json_lines(json_data(intent), "", out,
                 json.JSONEncoder(separators=(", ", ": "), ensure_ascii=False).encode)
     out.append("\n")
     return "".join(out)
 
 
-def channel_loads_of(topology, routing, metrics, traffic):
+def channel_loads_of(topology: Topology, routing: RoutingFunction | None,
+                     metrics: Mapping[str, Any] | None, traffic: Any) -> np.ndarray | None:
     """Per-channel load for the picture: the plan's own figures when it
     carries them, else computed from the routing's paths (None when there
     is no routing, or the traffic pattern is what made the plan fail)."""
@@ -235,7 +243,7 @@ def channel_loads_of(topology, routing, metrics, traffic):
             by_name = {str(ch): ch.id for ch in topology.channels}
             array = np.zeros(len(topology.channels))
             for channel, value in loads.items():
-                index = by_name.get(channel, channel)
+                index: Any = by_name.get(channel, channel)   # a name, else an id
                 array[int(index)] = float(value)
             return array
         if len(loads) == len(topology.channels):
@@ -252,7 +260,8 @@ def channel_loads_of(topology, routing, metrics, traffic):
         return None
 
 
-def loads_summary(metrics, topology, loads):
+def loads_summary(metrics: Mapping[str, Any] | None, topology: Topology,
+                  loads: np.ndarray | None) -> dict[str, Any] | None:
     """max_channel_load, average_hops and the busiest channels for the report."""
     metrics = metrics or {}
     if "max_channel_load" not in metrics or "average_hops" not in metrics:
@@ -266,7 +275,7 @@ def loads_summary(metrics, topology, loads):
             "busiest": [str(item) for item in busiest]}
 
 
-def switch_notes(intent):
+def switch_notes(intent: dict[str, Any] | None) -> dict[str, str]:
     """Tooltip line per switch for the picture."""
     notes = {}
     for name, entry in (intent or {}).get("switches", {}).items():
@@ -275,7 +284,8 @@ def switch_notes(intent):
     return notes
 
 
-def picture(topology, options, plan=None, loads=None, summary=None, rejected=False):
+def picture(topology: Topology, options: dict[str, Any], plan: Any = None, loads: np.ndarray | None = None,
+            summary: dict[str, Any] | None = None, rejected: bool = False) -> str:
     """fabric.svg text."""
     subtitle = "routing %s, %s VLAN assignment" % (options["routing"], options["assignment"])
     if summary is not None:
@@ -299,8 +309,9 @@ class PlanResult:
     of every output file that can be made (None: cannot be made -- an
     earlier file of that name is stale)."""
 
-    def __init__(self, options, topology=None, plan=None, error=None, checks=None,
-                 loads=None, summary=None):
+    def __init__(self, options: dict[str, Any], topology: Topology | None = None, plan: Any = None,
+                 error: BaseException | None = None, checks: list[dict[str, Any]] | None = None,
+                 loads: np.ndarray | None = None, summary: dict[str, Any] | None = None) -> None:
         self.options = options
         self.topology = topology
         self.plan = plan
@@ -308,13 +319,14 @@ class PlanResult:
         self.checks = list(checks or ())
         self.loads = loads
         self.summary = summary
-        self.contents = {}
+        self.contents: dict[str, str | None] = {}
 
     @property
-    def accepted(self):
+    def accepted(self) -> bool:
+        """True when the plan passed every check."""
         return self.plan is not None and self.error is None
 
-    def returned(self):
+    def returned(self) -> dict[str, Any]:
         """The plan as plain data for a module result."""
         if not self.accepted:
             return {"checks": json_data(self.checks)}
@@ -326,13 +338,13 @@ class PlanResult:
 LOAD_KEYS = ("channel_loads", "loads", "per_channel_loads")
 
 
-def _without_arrays(metrics):
+def _without_arrays(metrics: Mapping[str, Any] | None) -> dict[str, Any]:
     """The plan's metrics minus the per-channel loads (fabric.svg shows them)."""
     return {key: value for key, value in (metrics or {}).items()
             if key not in LOAD_KEYS and not isinstance(value, np.ndarray)}
 
 
-def run_plan(topology, source="topology data", **given):
+def run_plan(topology: Any, source: str = "topology data", **given: Any) -> PlanResult:
     """Plan ``topology`` (a Topology, topology data or a file path) and make
     the outputs. ``source`` names data in messages (e.g. the option that
     held it). Never raises EtherclusterError: a bad input comes back as
@@ -390,7 +402,7 @@ def run_plan(topology, source="topology data", **given):
     return result
 
 
-def topology_source(topology, source="topology data"):
+def topology_source(topology: Any, source: str = "topology data") -> str:
     """What the report names as the topology's origin."""
     if isinstance(topology, Topology):
         return topology.source
@@ -399,7 +411,8 @@ def topology_source(topology, source="topology data"):
     return source
 
 
-def _file_notes(accepted):
+def _file_notes(accepted: bool) -> dict[str, str]:
+    """What each output file holds, or why it was not written."""
     notes = dict(FILE_NOTES)
     if not accepted:
         notes[INTENT_FILE] = ("not written (the plan was rejected); an earlier one, if any, "
@@ -408,7 +421,8 @@ def _file_notes(accepted):
     return notes
 
 
-def _failure_report(result, source):
+def _failure_report(result: PlanResult, source: str) -> str:
+    """report.md of a run that could not even load its options or topology."""
     context = report_context(None, result.options, error=result.error, source=source,
                              files={REPORT_FILE: "this report",
                                     INTENT_FILE: "not written; an earlier one, if any, is renamed "
@@ -419,7 +433,8 @@ def _failure_report(result, source):
 
 
 # ---------------------------------------------------------------- files
-def _read(path):
+def _read(path: str) -> str | None:
+    """A file's text, or None when there is no such file."""
     try:
         with open(path, "r", encoding="utf-8") as handle:
             return handle.read()
@@ -429,7 +444,8 @@ def _read(path):
         raise OutputError("%s: cannot read it: %s" % (path, getattr(exc, "strerror", None) or exc))
 
 
-def _write_atomically(path, text):
+def _write_atomically(path: str, text: str) -> None:
+    """Replace ``path`` by ``text`` in one rename (mode 0666 less the umask)."""
     directory = os.path.dirname(path)
     handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=directory, delete=False,
                                          prefix=".%s." % os.path.basename(path), suffix=".tmp")
@@ -446,7 +462,7 @@ def _write_atomically(path, text):
         raise
 
 
-def sync_files(out_dir, contents, check_mode=False):
+def sync_files(out_dir: str, contents: Mapping[str, str | None], check_mode: bool = False) -> list[dict[str, Any]]:
     """Bring ``out_dir`` to ``contents`` (file name -> text, or None for a
     file this run cannot make: an existing one is renamed NAME.stale).
 
@@ -459,7 +475,7 @@ def sync_files(out_dir, contents, check_mode=False):
     out_dir = os.path.abspath(out_dir)
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise OutputError("out: %s exists and is not a directory" % out_dir)
-    changes = []
+    changes: list[dict[str, Any]] = []
     # configs/: the files this run makes, and any other one found there
     # (a switch gone, or a rejected plan), which is stale
     configs = sorted(name for name in contents if name.startswith(CONFIG_DIR + "/"))
@@ -498,13 +514,14 @@ def sync_files(out_dir, contents, check_mode=False):
     return changes
 
 
-def changed(changes):
+def changed(changes: list[dict[str, Any]]) -> bool:
     """True when :func:`sync_files` changed (or would change) something."""
     return any(change["state"] not in ("unchanged", "absent") for change in changes)
 
 
 # ---------------------------------------------------------------- filters
-def _routing_and_assignment(topology, options):
+def _routing_and_assignment(topology: Topology, options: dict[str, Any]) -> tuple[RoutingFunction, Assignment]:
+    """The verified routing of ``options`` and its VLAN assignment."""
     from .cdg import assert_deadlock_free
     from .routing import compute_routing
     from .vlans import assign_vlans
@@ -517,7 +534,7 @@ def _routing_and_assignment(topology, options):
                                  vlan_range=vlan_range)
 
 
-def vlan_assignment_data(topology, **given):
+def vlan_assignment_data(topology: Any, **given: Any) -> Any:
     """Per switch ``{"vlans": [...], "ports": {port: {"pvid", "untagged",
     "tagged"}}}`` of the fixed or renamed VLAN assignment (switch-tagged
     paper §3.2) of a deadlock-free routing of ``topology``."""
@@ -527,7 +544,7 @@ def vlan_assignment_data(topology, **given):
     return json_data(assignment.switches)
 
 
-def static_mac_table_data(topology, **given):
+def static_mac_table_data(topology: Any, **given: Any) -> Any:
     """Per switch the static MAC entries ``[{"mac", "vlan", "port"}]``
     (switch-tagged paper §3.3) for the routing and VLAN assignment."""
     from .macs import static_mac_table
