@@ -203,7 +203,7 @@ def _faults(spec, links, switches):
     fabric of ``links`` links and ``switches`` switches."""
     faults = spec["faults"]
     number = not isinstance(faults, bool) and isinstance(faults, (int, float))
-    if not number or not math.isfinite(faults) or faults < 0 \
+    if not number or (isinstance(faults, float) and not math.isfinite(faults)) or faults < 0 \
             or (isinstance(faults, float) and faults >= 1 and not faults.is_integer()):
         raise TopologyError("generate.faults: must be a count of links (a whole number) or a "
                             "fraction below 1, got %r" % (faults,))
