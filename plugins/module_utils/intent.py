@@ -119,12 +119,9 @@ def _listing(items, limit=DETAIL_LIMIT):
 
 
 # ------------------------------------------------------------------ intent
-def build_intent(topology, routing, assignment, static_macs=None, learning=None):
-    """The intent of ``assignment`` (made from ``routing`` on ``topology``):
-    INTENT.md v1 plus the fields listed in the module doc. ``static_macs``:
-    :func:`macs.static_mac_table` (``mac_learning: static``); ``learning``:
-    :func:`macs.self_learning_plan` (``mac_learning: self``)."""
-    taken_down = set(routing.down) - set(routing.blocked)
+def _intent_links(topology, taken_down):
+    """The intent's ``links`` and, per (switch, port) of a link, (link,
+    the far end, state)."""
     links = []
     port_link = {}
     for link in topology.links:
@@ -133,6 +130,11 @@ def build_intent(topology, routing, assignment, static_macs=None, learning=None)
                       "speed_mbps": link.speed_mbps})
         port_link[(link.a.switch, link.a.port)] = (link, str(link.b), state)
         port_link[(link.b.switch, link.b.port)] = (link, str(link.a), state)
+    return links, port_link
+
+
+def _intent_hosts(topology):
+    """The intent's ``hosts`` and the host name at each (switch, port)."""
     hosts = {}
     host_at = {}
     for name in sorted(topology.hosts):
@@ -142,35 +144,49 @@ def build_intent(topology, routing, assignment, static_macs=None, learning=None)
             entry["ip"] = host.ip
         hosts[name] = entry
         host_at[(host.switch, host.port)] = name
-    switches = {}
-    for name, sw in topology.switches.items():
-        planned = assignment.switches[name]
-        ports = {}
-        for port, config in planned["ports"].items():
-            entry = {}
-            if (name, port) in host_at:
-                entry.update(role="host", host=host_at[(name, port)])
-                admin, speed = "up", DEFAULT_SPEED_MBPS
-            else:
-                link, peer, state = port_link[(name, port)]
-                entry.update(role="link", peer=peer, link=link.name)
-                admin, speed = state, link.speed_mbps
-            entry.update(pvid=config["pvid"], untagged=list(config["untagged"]),
-                         tagged=list(config["tagged"]), admin=admin, speed_mbps=speed)
-            ports[port] = entry
-        switch = {"platform": sw.platform, "stp": False, "vlans": list(planned["vlans"]),
-                  "ports": ports,
-                  "static_macs": static_macs.get(name, []) if static_macs is not None else [],
-                  "limits": {"max_vlans": sw.max_vlans, "mac_table_size": sw.mac_table_size}}
-        if sw.mgmt_address is not None:
-            switch["mgmt_address"] = sw.mgmt_address
-        named = {port: sw.interface_name(port) for port in ports}
-        if any(named.values()):
-            # the platform's interface names of the ports in use (topology
-            # interface_names / interface_pattern); ports left out keep the
-            # renderer's default pattern
-            switch["interface_names"] = {port: value for port, value in named.items() if value}
-        switches[name] = switch
+    return hosts, host_at
+
+
+def _intent_switch(sw, planned, host_at, port_link, static_macs):
+    """One switch's intent entry from its VLAN assignment ``planned``."""
+    ports = {}
+    for port, config in planned["ports"].items():
+        entry = {}
+        if (sw.name, port) in host_at:
+            entry.update(role="host", host=host_at[(sw.name, port)])
+            admin, speed = "up", DEFAULT_SPEED_MBPS
+        else:
+            link, peer, state = port_link[(sw.name, port)]
+            entry.update(role="link", peer=peer, link=link.name)
+            admin, speed = state, link.speed_mbps
+        entry.update(pvid=config["pvid"], untagged=list(config["untagged"]),
+                     tagged=list(config["tagged"]), admin=admin, speed_mbps=speed)
+        ports[port] = entry
+    switch = {"platform": sw.platform, "stp": False, "vlans": list(planned["vlans"]),
+              "ports": ports, "static_macs": static_macs,
+              "limits": {"max_vlans": sw.max_vlans, "mac_table_size": sw.mac_table_size}}
+    if sw.mgmt_address is not None:
+        switch["mgmt_address"] = sw.mgmt_address
+    named = {port: sw.interface_name(port) for port in ports}
+    if any(named.values()):
+        # the platform's interface names of the ports in use (topology
+        # interface_names / interface_pattern); ports left out keep the
+        # renderer's default pattern
+        switch["interface_names"] = {port: value for port, value in named.items() if value}
+    return switch
+
+
+def build_intent(topology, routing, assignment, static_macs=None, learning=None):
+    """The intent of ``assignment`` (made from ``routing`` on ``topology``):
+    INTENT.md v1 plus the fields listed in the module doc. ``static_macs``:
+    :func:`macs.static_mac_table` (``mac_learning: static``); ``learning``:
+    :func:`macs.self_learning_plan` (``mac_learning: self``)."""
+    taken_down = set(routing.down) - set(routing.blocked)
+    links, port_link = _intent_links(topology, taken_down)
+    hosts, host_at = _intent_hosts(topology)
+    switches = {name: _intent_switch(sw, assignment.switches[name], host_at, port_link,
+                                     static_macs.get(name, []) if static_macs is not None else [])
+                for name, sw in topology.switches.items()}
     names = {link.index: link.name for link in topology.links}
     fabric = {
         "name": topology.name,
@@ -650,6 +666,41 @@ def plan(topology, engine="segment", assignment="renamed", engine_options=None, 
     Returns a :class:`Plan`; raises :class:`PlanError` (with ``.checks``
     and the partial ``.plan``) when a check fails or a stage refuses, the
     message naming the switch, link or option at fault."""
+    _check_plan_options(topology, assignment, mac_learning, engine_options, max_broadcast_copies)
+    partial = Plan(topology)
+    clock = _Clock(partial.timings)
+    routing, verification, assignment_made, checks = _route_and_assign(
+        partial, clock, engine, engine_options, down, assignment, bank, vlan_range, reserved, traffic)
+    try:
+        static, learning = _mac_tables(topology, routing, assignment_made, mac_learning,
+                                       learning_network, aging_time)
+    except EtherclusterError as exc:
+        checks.append(_check("mac_learning", False, str(exc)))
+        raise _reject(checks, partial) from exc
+    clock.lap("macs")
+    intent = build_intent(topology, routing, assignment_made, static_macs=static,
+                          learning=learning)
+    intent["fabric"]["max_broadcast_copies"] = max_broadcast_copies
+    partial.intent = intent
+    clock.lap("intent")
+    checks.extend(check_intent(topology, intent, routing=routing, verification=verification))
+    # the routing checks come twice (before the assignment, and in check_intent): keep one
+    seen, unique = set(), []
+    for check in checks:
+        if check["name"] in seen:
+            continue
+        seen.add(check["name"])
+        unique.append(check)
+    partial.checks = unique
+    partial.host_limit = host_limits(intent)
+    clock.lap("checks")
+    if not partial.ok:
+        raise _reject(unique, partial)   # partial.intent stays for the report; never push it
+    return partial
+
+
+def _check_plan_options(topology, assignment, mac_learning, engine_options, max_broadcast_copies):
+    """Refuse the plan's options before any work, naming the option."""
     if not isinstance(topology, Topology):
         raise PlanError("plan: topology must be a Topology (load it with load_topology), got %s"
                         % type(topology).__name__)
@@ -668,9 +719,14 @@ def plan(topology, engine="segment", assignment="renamed", engine_options=None, 
         raise PlanError("max_broadcast_copies: must be a whole number >= 0, got %r"
                         % (max_broadcast_copies,),
                         [_check("options", False, "bad max_broadcast_copies")])
-    partial = Plan(topology)
+
+
+def _route_and_assign(partial, clock, engine, engine_options, down, assignment, bank, vlan_range,
+                      reserved, traffic):
+    """Route, verify, assign VLANs and measure, filling ``partial``;
+    (routing, verification, assignment, checks), or the rejection."""
+    topology = partial.topology
     checks = []
-    clock = _Clock(partial.timings)
     try:
         routing = compute_routing(topology, engine, down=down, **dict(engine_options or {}))
     except EtherclusterError as exc:
@@ -701,42 +757,19 @@ def plan(topology, engine="segment", assignment="renamed", engine_options=None, 
     partial.checks = checks
     if assignment_made is None or not all(check["ok"] for check in checks):
         raise _reject(checks, partial)
+    return routing, verification, assignment_made, checks
 
-    learning = None
-    static = None
-    try:
-        if mac_learning == "self":
-            options = {}
-            if learning_network is not None:
-                options["network"] = learning_network
-            if aging_time is not None:
-                options["aging_time"] = aging_time
-            learning = self_learning_plan(topology, assignment_made, **options)
-        else:
-            static = static_mac_table(topology, routing, assignment_made)
-    except EtherclusterError as exc:
-        checks.append(_check("mac_learning", False, str(exc)))
-        raise _reject(checks, partial) from exc
-    clock.lap("macs")
-    intent = build_intent(topology, routing, assignment_made, static_macs=static,
-                          learning=learning)
-    intent["fabric"]["max_broadcast_copies"] = max_broadcast_copies
-    partial.intent = intent
-    clock.lap("intent")
-    checks.extend(check_intent(topology, intent, routing=routing, verification=verification))
-    # the routing checks come twice (before the assignment, and in check_intent): keep one
-    seen, unique = set(), []
-    for check in checks:
-        if check["name"] in seen:
-            continue
-        seen.add(check["name"])
-        unique.append(check)
-    partial.checks = unique
-    partial.host_limit = host_limits(intent)
-    clock.lap("checks")
-    if not partial.ok:
-        raise _reject(unique, partial)   # partial.intent stays for the report; never push it
-    return partial
+
+def _mac_tables(topology, routing, assignment, mac_learning, learning_network, aging_time):
+    """(static MAC table, None) or (None, self-learning plan)."""
+    if mac_learning != "self":
+        return static_mac_table(topology, routing, assignment), None
+    options = {}
+    if learning_network is not None:
+        options["network"] = learning_network
+    if aging_time is not None:
+        options["aging_time"] = aging_time
+    return None, self_learning_plan(topology, assignment, **options)
 
 
 class _Clock:
