@@ -75,7 +75,7 @@ def playbook(*args):
 def _task(data, name):
     for play in data["plays"]:
         for task in play["tasks"]:
-            if task["task"]["name"] == name:
+            if task["task"]["name"].split(" : ", 1)[-1] == name:  # a role's task: "ROLE : name"
                 return task
     return None
 
