@@ -39,6 +39,8 @@ current-configuration``) back into the canonical intent form of
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from .common import (PlatformError, canonical_switch, empty_port, expand_ranges, finish_parsed,
                      interface_namer, mac_address, mac_dashed, port_reader, render_template,
@@ -51,14 +53,14 @@ CONFIG_EXTENSION = "cfg"
 ITEMS_PER_COMMAND = 10  # "&<1-10>": a VLAN list command takes at most ten items
 
 
-def vlan_batches(vlans):
+def vlan_batches(vlans: Iterable[int]) -> list[str]:
     """VLAN IDs as Huawei VLAN lists (``100 to 102 105``), at most
     :data:`ITEMS_PER_COMMAND` items (single IDs or ranges) each."""
     items = [str(low) if low == high else "%d to %d" % (low, high) for low, high in vlan_ranges(vlans)]
     return [" ".join(items[i:i + ITEMS_PER_COMMAND]) for i in range(0, len(items), ITEMS_PER_COMMAND)]
 
 
-def render(config, switch="switch", interface_names=None):
+def render(config: Any, switch: str = "switch", interface_names: Mapping[Any, str] | None = None) -> str:
     """The VRP configuration (system view commands) of switch ``switch``
     for its intent entry ``config``; ``interface_names`` maps topology
     ports to interface names (default ``GigabitEthernet0/0/<port>``)."""
@@ -86,7 +88,8 @@ _SPEED = re.compile(r"^speed\s+(\d+)$", re.I)
 _STATIC = re.compile(r"^mac-address\s+static\s+(\S+)\s+(\S+)\s+vlan\s+(\d+)$", re.I)
 
 
-def parse(text, interface_names=None, switch="switch", strict=True):
+def parse(text: str, interface_names: Mapping[Any, str] | None = None, switch: str = "switch",
+          strict: bool = True) -> dict[str, Any]:
     """Read VRP configuration text (as :func:`render` writes it, or the
     ``display current-configuration`` of such a switch) into the canonical
     intent form. Interfaces that are not topology ports are skipped. A
@@ -94,8 +97,10 @@ def parse(text, interface_names=None, switch="switch", strict=True):
     ``strict=False`` it is left out instead (configured from scratch)."""
     port_of = port_reader(INTERFACE_PATTERN, interface_names)
     stp = True  # VRP runs spanning tree unless told not to
-    vlans, ports, statics = [], {}, []
-    current = None
+    vlans: list[int] = []
+    ports: dict[str, dict[str, Any]] = {}
+    statics: list[tuple[int, str, str]] = []
+    current: dict[str, Any] | None = None
     for number, raw in enumerate(text.splitlines(), 1):
         indented = raw[:1] == " "
         line = raw.strip()
@@ -122,12 +127,12 @@ def parse(text, interface_names=None, switch="switch", strict=True):
             stp = False
         elif lower == "stp enable":
             stp = True
-        elif _VLAN_BATCH.match(line):
-            vlans.extend(expand_ranges(_VLAN_BATCH.match(line).group(1), where))
-        elif _VLAN_ONE.match(line):
-            vlans.append(int(_VLAN_ONE.match(line).group(1)))
-        elif _STATIC.match(line):
-            mac, interface, vlan = _STATIC.match(line).groups()
+        elif batch := _VLAN_BATCH.match(line):
+            vlans.extend(expand_ranges(batch.group(1), where))
+        elif one := _VLAN_ONE.match(line):
+            vlans.append(int(one.group(1)))
+        elif static := _STATIC.match(line):
+            mac, interface, vlan = static.groups()
             port = port_of(interface)
             if port is not None:
                 statics.append((int(vlan), mac_address(mac, where), port))
@@ -141,20 +146,21 @@ def parse(text, interface_names=None, switch="switch", strict=True):
     return finish_parsed(stp, vlans, ports, statics)
 
 
-def _interface_line(current, line, lower, where):
+def _interface_line(current: dict[str, Any], line: str, lower: str, where: str) -> None:
+    """Apply one line of an interface block to the port ``current``."""
     if lower == "port link-type hybrid":
         current["_hybrid"] = True
     elif lower == "shutdown":
         current["admin"] = "down"
     elif lower == "undo shutdown":
         current["admin"] = "up"
-    elif _PVID.match(line):
-        current["pvid"] = int(_PVID.match(line).group(1))
-    elif _SPEED.match(line):
-        current["speed_mbps"] = int(_SPEED.match(line).group(1))
-    elif _MEMBER.match(line):
-        undo, kind, listed = _MEMBER.match(line).groups()
-        listed = expand_ranges(listed, where)
+    elif pvid := _PVID.match(line):
+        current["pvid"] = int(pvid.group(1))
+    elif speed := _SPEED.match(line):
+        current["speed_mbps"] = int(speed.group(1))
+    elif member := _MEMBER.match(line):
+        undo, kind, listed_text = member.groups()
+        listed = expand_ranges(listed_text, where)
         for key in ("untagged", "tagged"):
             current[key] = [vlan for vlan in current[key] if vlan not in listed]
         if not undo:
