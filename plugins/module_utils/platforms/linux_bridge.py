@@ -57,6 +57,8 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from .common import (PlatformError, canonical_switch, empty_port, expand_ranges, finish_parsed,
                      interface_namer, mac_address, port_reader, render_template, vlan_ranges)
@@ -71,7 +73,9 @@ INTERFACES_EXTENSION = "interfaces"
 _BRIDGE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,14}\Z")
 
 
-def _prepare(config, switch, interface_names, bridge):
+def _prepare(config: Any, switch: str, interface_names: Mapping[Any, str] | None,
+             bridge: str) -> tuple[dict[str, Any], Callable[[Any], str]]:
+    """The canonical intent as a Linux bridge holds it, and the interface namer."""
     intent = canonical_switch(config, switch)
     if not _BRIDGE_RE.match(bridge):
         raise PlatformError("switch %s: bridge name %r is not a Linux interface name" % (switch, bridge))
@@ -81,16 +85,16 @@ def _prepare(config, switch, interface_names, bridge):
         if pvid is not None and pvid not in entry["untagged"] and pvid not in entry["tagged"]:
             # no membership to carry the flag: render "no PVID" (see module doc)
             entry["pvid"] = None
-    used = set()
+    used: set[int] = set()
     for entry in intent["ports"].values():
         used.update(entry["untagged"], entry["tagged"])
     intent["vlans"] = [vlan for vlan in intent["vlans"] if vlan in used]
     return intent, name_of
 
 
-def _vlan_flags(entry):
+def _vlan_flags(entry: dict[str, Any]) -> dict[int, list[str]]:
     """Per VLAN of a port: its ``bridge vlan add`` flags (``pvid``, ``untagged``)."""
-    flags = {}
+    flags: dict[int, list[str]] = {}
     for vlan in entry["untagged"]:
         flags[vlan] = ["untagged"]
     for vlan in entry["tagged"]:
@@ -100,13 +104,14 @@ def _vlan_flags(entry):
     return {vlan: flags[vlan] for vlan in sorted(flags)}
 
 
-def effective_intent(config, switch="switch"):
+def effective_intent(config: Any, switch: str = "switch") -> dict[str, Any]:
     """The canonical form of ``config`` as a Linux bridge holds it: a PVID
     that is not one of the port's VLANs becomes ``None`` (module doc)."""
     return _prepare(config, switch, None, DEFAULT_BRIDGE)[0]
 
 
-def render(config, switch="switch", interface_names=None, bridge=DEFAULT_BRIDGE):
+def render(config: Any, switch: str = "switch", interface_names: Mapping[Any, str] | None = None,
+           bridge: str = DEFAULT_BRIDGE) -> str:
     """The iproute2 script that builds switch ``switch``'s bridge
     ``bridge`` for its intent entry ``config``; ``interface_names`` maps
     topology ports to interface names (default ``swp<port>``)."""
@@ -122,14 +127,16 @@ def render(config, switch="switch", interface_names=None, bridge=DEFAULT_BRIDGE)
                            ports=ports, static_macs=statics)
 
 
-def _vids(vlans):
+def _vids(vlans: Iterable[int]) -> str:
+    """VLAN IDs as ifupdown2's ``bridge-vids`` (``100-102 105``)."""
     return " ".join(str(low) if low == high else "%d-%d" % (low, high) for low, high in vlan_ranges(vlans))
 
 
-def render_interfaces(config, switch="switch", interface_names=None, bridge=DEFAULT_BRIDGE):
+def render_interfaces(config: Any, switch: str = "switch", interface_names: Mapping[Any, str] | None = None,
+                      bridge: str = DEFAULT_BRIDGE) -> str:
     """The ifupdown2 ``/etc/network/interfaces`` equivalent of :func:`render`."""
     intent, name_of = _prepare(config, switch, interface_names, bridge)
-    statics_of = {}
+    statics_of: dict[str, list[dict[str, Any]]] = {}
     for entry in intent["static_macs"]:
         statics_of.setdefault(entry["port"], []).append(entry)
     ports = []
@@ -156,23 +163,25 @@ def render_interfaces(config, switch="switch", interface_names=None, bridge=DEFA
 class _Reader:
     """The bridge state a sequence of iproute2 commands builds."""
 
-    def __init__(self, interface_names, switch):
+    def __init__(self, interface_names: Mapping[Any, str] | None, switch: str) -> None:
         self.port_of = port_reader(INTERFACE_PATTERN, interface_names)
         self.switch = switch
         self.stp = False  # a new Linux bridge has STP off (stp_state 0)
-        self.vlans = set()
-        self.memberships = {}  # port -> {vlan: set(flags)}
-        self.ports = {}
-        self.statics = []
+        self.vlans: set[int] = set()
+        self.memberships: dict[str, dict[int, set[str]]] = {}  # port -> {vlan: set(flags)}
+        self.ports: dict[str, dict[str, Any]] = {}
+        self.statics: list[tuple[int, str, str]] = []
 
-    def port(self, interface):
+    def port(self, interface: str) -> str | None:
+        """The topology port of ``interface`` (None: not one), noted as seen."""
         port = self.port_of(interface)
         if port is not None:
             self.ports.setdefault(port, empty_port())
             self.memberships.setdefault(port, {})
         return port
 
-    def command(self, words, where):
+    def command(self, words: list[str], where: str) -> None:
+        """Apply one iproute2/ethtool command (split into words)."""
         if words[:3] == ["ip", "link", "add"] and "bridge" in words:
             if "stp_state" in words:
                 self.stp = words[words.index("stp_state") + 1] != "0"
@@ -192,7 +201,8 @@ class _Reader:
             if port is not None and "speed" in words:
                 self.ports[port]["speed_mbps"] = int(_value(words, "speed", where))
 
-    def _vlan(self, words, where):
+    def _vlan(self, words: list[str], where: str) -> None:
+        """A ``bridge vlan add|del`` command."""
         port = self.port(_value(words, "dev", where))
         if port is None:
             return
@@ -205,7 +215,8 @@ class _Reader:
                 # re-adding a VLAN replaces its flags (bridge(8))
                 table[vlan] = {flag for flag in ("pvid", "untagged") if flag in words}
 
-    def result(self):
+    def result(self) -> dict[str, Any]:
+        """What was read, in the canonical intent form."""
         for port, table in self.memberships.items():
             entry = self.ports[port]
             entry["untagged"] = [vlan for vlan, flags in table.items() if "untagged" in flags]
@@ -216,13 +227,14 @@ class _Reader:
         return finish_parsed(self.stp, self.vlans, self.ports, self.statics)
 
 
-def _value(words, key, where):
+def _value(words: list[str], key: str, where: str) -> str:
+    """The word after ``key`` in a command."""
     if key not in words or words.index(key) + 1 >= len(words):
         raise PlatformError("%s: %r needs %s VALUE" % (where, " ".join(words), key))
     return words[words.index(key) + 1]
 
 
-def parse(text, interface_names=None, switch="switch"):
+def parse(text: str, interface_names: Mapping[Any, str] | None = None, switch: str = "switch") -> dict[str, Any]:
     """Read an iproute2 script (as :func:`render` writes it) into the
     canonical intent form. The bridge's VLANs are those its ports are
     members of. Interfaces that are not topology ports are skipped."""
@@ -234,7 +246,8 @@ def parse(text, interface_names=None, switch="switch"):
     return reader.result()
 
 
-def parse_interfaces(text, interface_names=None, switch="switch"):
+def parse_interfaces(text: str, interface_names: Mapping[Any, str] | None = None,
+                     switch: str = "switch") -> dict[str, Any]:
     """Read an ifupdown2 ``/etc/network/interfaces`` (as
     :func:`render_interfaces` writes it) into the canonical intent form."""
     reader = _Reader(interface_names, switch)
