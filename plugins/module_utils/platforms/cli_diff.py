@@ -35,6 +35,8 @@ them. Pure functions; needs the parsers (jinja2, netaddr).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from . import dell_os6, huawei_vrp
 from .common import PlatformError, interface_namer, mac_dashed, mac_dotted
@@ -43,11 +45,12 @@ DEFAULT_VLAN = 1
 _INTERFACE_LINE = re.compile(r"^interface\s+(.+?)\s*$", re.I)
 
 
-def _natural(text):
+def _natural(text: Any) -> list[int | str]:
+    """Sort key: digit runs as numbers (port 10 after port 9)."""
     return [int(part) if part.isdigit() else part.lower() for part in re.split(r"(\d+)", str(text))]
 
 
-def candidate_interfaces(text, platform):
+def candidate_interfaces(text: str, platform: str) -> list[str]:
     """Interface names the candidate text configures, as the platform's
     parser keys them (``Gi1/0/3`` for ``gigabitethernet 1/0/3`` on OS6)."""
     names = []
@@ -62,12 +65,13 @@ def candidate_interfaces(text, platform):
     return names
 
 
-def _fresh_port():
+def _fresh_port() -> dict[str, Any]:
     # what a port holds right after "switchport mode general" / "port link-type hybrid"
     return {"pvid": None, "untagged": [DEFAULT_VLAN], "tagged": [], "admin": "up", "speed_mbps": None}
 
 
-def _port_changes(now, want):
+def _port_changes(now: dict[str, Any],
+                  want: dict[str, Any]) -> tuple[list[int], list[int], tuple | None, list[int], int | None, str | None]:
     """(VLANs to add untagged, to add tagged, PVID change or None, VLANs to
     remove, speed or None, admin or None) for one port."""
     add_untagged = [vlan for vlan in want["untagged"] if vlan not in now["untagged"]]
@@ -81,11 +85,13 @@ def _port_changes(now, want):
     return add_untagged, add_tagged, pvid, removed, speed, admin
 
 
-def _statics(canonical):
+def _statics(canonical: dict[str, Any]) -> set[tuple[int, str, str]]:
+    """The static entries of a canonical config as ``(vlan, mac, port)``."""
     return {(entry["vlan"], entry["mac"], entry["port"]) for entry in canonical["static_macs"]}
 
 
-def dell_os6_commands(running, candidate, name_of):
+def dell_os6_commands(running: dict[str, Any], candidate: dict[str, Any],
+                      name_of: Callable[[Any], str]) -> list[str]:
     """OS6 commands (global configuration mode) from canonical ``running``
     to canonical ``candidate``; ``name_of(port)`` gives interface names."""
     commands = []
@@ -127,7 +133,8 @@ def dell_os6_commands(running, candidate, name_of):
     return commands
 
 
-def huawei_vrp_commands(running, candidate, name_of):
+def huawei_vrp_commands(running: dict[str, Any], candidate: dict[str, Any],
+                        name_of: Callable[[Any], str]) -> list[str]:
     """VRP commands (system view) from canonical ``running`` to canonical
     ``candidate``; ``name_of(port)`` gives interface names."""
     batches = huawei_vrp.vlan_batches
@@ -171,7 +178,8 @@ PLATFORMS = {
 }
 
 
-def diff_commands(platform, running_text, candidate_text, interface_names=None, switch="switch"):
+def diff_commands(platform: str, running_text: str | None, candidate_text: str,
+                  interface_names: Mapping[Any, str] | None = None, switch: str = "switch") -> list[str]:
     """The commands (a list of lines, configuration mode) that make a
     switch of ``platform`` (``dell_os6`` or ``huawei_vrp``) whose running
     configuration is ``running_text`` hold ``candidate_text`` (a rendered
