@@ -226,7 +226,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable):
             return topology_from_data(parse_yaml(read_text(source), source), source)
         except TopologyError as exc:
             raise AnsibleParserError(str(exc))
-        except Exception as exc:  # pylint: disable=broad-exception-caught
+        except Exception as exc:
             raise AnsibleParserError("%s: cannot load the topology (%s: %s)"
                                      % (source, type(exc).__name__, exc))
 

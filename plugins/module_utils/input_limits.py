@@ -47,7 +47,7 @@ _MERGE_TAG = "tag:yaml.org,2002:merge"
 _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser where built
 
 
-class UniqueKeyLoader(_BaseLoader):  # type: ignore[misc,valid-type]
+class UniqueKeyLoader(_BaseLoader):
     """Safe loader (libyaml's when available) that refuses duplicate
     mapping keys instead of silently keeping the last one (two switches
     with one name is a typo, not a merge). YAML 1.1 merge keys
@@ -156,12 +156,12 @@ def measure_yaml(text: str, source: str = "<topology>") -> tuple[int, int]:
                 anchors[event.anchor] = (1, 1)
             finish(1, 1)
         elif isinstance(event, yaml.AliasEvent):
-            if any(frame[2] == event.anchor for frame in stack):
+            name = event.anchor or ""
+            if any(frame[2] == name for frame in stack):
                 raise TopologyError("line %d: alias *%s refers to a node that contains it (a recursive "
-                                    "structure cannot describe a fabric)" % (_line(event), event.anchor),
-                                    source)
+                                    "structure cannot describe a fabric)" % (_line(event), name), source)
             # an undefined alias counts as one node; the loader reports it with its line
-            size, height = anchors.get(event.anchor, (1, 1))
+            size, height = anchors.get(name, (1, 1))
             node(size, height, event)
             finish(size, height)
         elif isinstance(event, yaml.DocumentStartEvent):
