@@ -11,6 +11,9 @@ switch-tagged routing or has no renderer (capabilities.require_renderable).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any, cast
+
 from . import dell_os6, huawei_vrp, linux_bridge, ovs
 from .capabilities import require_renderable
 from ..device_strings import shown
@@ -19,7 +22,8 @@ from .common import PlatformError, safe_string
 CONFIG_DIR = "configs"
 
 
-def _render_ovs(config, switch, interface_names=None):
+def _render_ovs(config: Any, switch: str, interface_names: Mapping[Any, str] | None = None) -> str:
+    """The OVS flow file of one switch (OpenFlow ports are the topology's)."""
     if interface_names:
         raise PlatformError("switch %s: ovs uses the topology's port numbers as OpenFlow ports; "
                             "an interface-name map does not apply" % switch)
@@ -30,7 +34,7 @@ def _render_ovs(config, switch, interface_names=None):
 
 
 # renderer name -> ((extension, function(config, switch, interface_names) -> text), ...)
-RENDERERS = {
+RENDERERS: dict[str, tuple[tuple[str, Callable[..., str]], ...]] = {
     "ovs": (("flows", _render_ovs),),
     "dell_os6": ((dell_os6.CONFIG_EXTENSION, dell_os6.render),),
     "huawei_vrp": ((huawei_vrp.CONFIG_EXTENSION, huawei_vrp.render),),
@@ -46,7 +50,7 @@ PARSERS = {
 }
 
 
-def render_switch(name, entry, interface_names=None):
+def render_switch(name: str, entry: Any, interface_names: Mapping[Any, str] | None = None) -> dict[str, str]:
     """``{extension: text}`` for switch ``name``'s intent entry ``entry``;
     interface names from ``interface_names`` ({port: name}), else from the
     entry's own ``interface_names`` (the topology's, via the plan), else the
@@ -58,10 +62,10 @@ def render_switch(name, entry, interface_names=None):
     if interface_names is None:
         interface_names = entry.get("interface_names")
     return {extension: function(entry, name, interface_names)
-            for extension, function in RENDERERS[row.renderer]}
+            for extension, function in RENDERERS[cast(str, row.renderer)]}  # not None: require_renderable
 
 
-def render_configs(intent, interface_names=None):
+def render_configs(intent: Any, interface_names: Mapping[str, Mapping[Any, str]] | None = None) -> dict[str, str]:
     """Every switch's configuration: ``{"configs/<switch>.<ext>": text}``
     (sorted by file name). ``interface_names``: optional ``{switch:
     {port: interface name}}`` (the topology's per-switch map). Raises
