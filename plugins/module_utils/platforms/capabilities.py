@@ -21,7 +21,7 @@ Standard library only.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ..errors import EtherclusterError
 
@@ -89,12 +89,12 @@ _TABLE = (
 CAPABILITIES = {row.platform: row for row in _TABLE}
 
 
-def renderable_platforms():
+def renderable_platforms() -> list[str]:
     """Names of the platforms that have a renderer, sorted."""
     return sorted(name for name, row in CAPABILITIES.items() if row.renderer and row.port_mode)
 
 
-def platform_capabilities(name):
+def platform_capabilities(name: str) -> Capabilities:
     """The :class:`Capabilities` row of platform ``name``; raises
     :class:`PlatformError` for a platform not in the table (listing those
     that are)."""
@@ -104,7 +104,7 @@ def platform_capabilities(name):
     return CAPABILITIES[name]
 
 
-def require_renderable(name, switch="switch"):
+def require_renderable(name: Any, switch: str = "switch") -> Capabilities:
     """The capability row of switch ``switch``'s platform ``name`` if
     switch-tagged routing can be rendered for it; otherwise a
     :class:`PlatformError` saying why and which platforms work."""
@@ -126,7 +126,7 @@ def require_renderable(name, switch="switch"):
     return row
 
 
-def check_switch(name, entry):
+def check_switch(name: str, entry: dict[str, Any]) -> list[str]:
     """Problems (strings, each naming switch ``name``) of one intent entry
     against its platform's capabilities: the platform itself, VLAN count,
     static MAC count, port speeds and reserved VLANs. Empty when fine."""
