@@ -21,6 +21,9 @@ intent's paths are the routing's paths, so "the path the intent walks" is
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from typing import Any
+
 from ..dot1q import Dot1qError, Dot1qFabric
 from ..errors import EtherclusterError
 
@@ -33,14 +36,16 @@ class ExpectError(EtherclusterError):
     pair not delivered, a broadcast that storms); names the hosts."""
 
 
-def _fabric(intent):
+def _fabric(intent: Any) -> Dot1qFabric:
+    """The intent's switches ready to forward, or ExpectError."""
     try:
         return Dot1qFabric(intent)
     except (Dot1qError, KeyError, TypeError) as exc:
         raise ExpectError("the intent cannot be simulated: %s" % (exc,))
 
 
-def _known(fabric, host, field):
+def _known(fabric: Dot1qFabric, host: Any, field: str) -> str:
+    """``host`` if the intent has it, else ExpectError naming ``field``."""
     if host not in fabric.hosts:
         raise ExpectError("%s: unknown host %r (the intent's hosts: %s)"
                           % (field, host, ", ".join(sorted(fabric.hosts)[:10])
@@ -48,7 +53,7 @@ def _known(fabric, host, field):
     return host
 
 
-def planned_path(fabric, src, dst):
+def planned_path(fabric: Dot1qFabric, src: str, dst: str) -> list[dict[str, str]]:
     """Hops ``[{"switch", "in_port", "out_port"}]`` of a unicast frame from
     host ``src`` to host ``dst``, from the source's switch port to the
     destination's. Raises ExpectError when the intent does not deliver it
@@ -64,12 +69,12 @@ def planned_path(fabric, src, dst):
              "out_port": str(hop["out_port"])} for hop in trace["path"]]
 
 
-def choose_burst_pairs(fabric, count=DEFAULT_BURSTS):
+def choose_burst_pairs(fabric: Dot1qFabric, count: int = DEFAULT_BURSTS) -> list[tuple[str, str]]:
     """Up to ``count`` (src, dst) host pairs on different switches, chosen
     greedily so their paths cover the most inter-switch channels: first
     the pair with the longest path, then each time the pair adding the
     most channels not yet covered (ties: longer path, then names)."""
-    first_host = {}
+    first_host: dict[str, str] = {}
     for name in sorted(fabric.hosts):
         first_host.setdefault(fabric.hosts[name][0], name)
     reps = [first_host[switch] for switch in sorted(first_host)]
@@ -77,12 +82,13 @@ def choose_burst_pairs(fabric, count=DEFAULT_BURSTS):
     if len(candidates) > MAX_CANDIDATE_PAIRS:
         step = len(candidates) / MAX_CANDIDATE_PAIRS
         candidates = [candidates[int(i * step)] for i in range(MAX_CANDIDATE_PAIRS)]
-    channels = {}
+    channels: dict[tuple[str, str], frozenset[tuple]] = {}
     for pair in candidates:
         walk = fabric.walk_unicast(*pair)
         if walk["error"] is None:
             channels[pair] = frozenset(tuple(hop) for hop in walk["hops"])
-    chosen, covered = [], set()
+    chosen: list[tuple[str, str]] = []
+    covered: set[tuple] = set()
     while len(chosen) < count and channels:
         pair = min(channels, key=lambda p: (-len(channels[p] - covered), -len(channels[p]), p))
         if chosen and not channels[pair] - covered:
@@ -92,7 +98,7 @@ def choose_burst_pairs(fabric, count=DEFAULT_BURSTS):
     return chosen
 
 
-def expected_broadcast(fabric, source):
+def expected_broadcast(fabric: Dot1qFabric, source: str) -> dict[str, int | None]:
     """``{host: copies}``: how many copies of one broadcast from ``source``
     every host receives, per the intent. Storm freedom (switch-tagged VLAN
     paper §3.4) bounds the copies, it does not make them one: with the
@@ -109,8 +115,10 @@ def expected_broadcast(fabric, source):
     return {host: record["copies"] for host, record in sorted(trace["delivered"].items())}
 
 
-def verification_plan(intent, bursts=DEFAULT_BURSTS, burst_pairs=None, broadcast_sources=None,
-                      tcp_pair=None, tcp_bytes=8 << 20, burst_frames=400, storm_window_s=2.0):
+def verification_plan(intent: dict[str, Any], bursts: int = DEFAULT_BURSTS,
+                      burst_pairs: Sequence[Any] | None = None, broadcast_sources: Iterable[str] | None = None,
+                      tcp_pair: Sequence[str] | None = None, tcp_bytes: int = 8 << 20, burst_frames: int = 400,
+                      storm_window_s: float = 2.0) -> dict[str, Any]:
     """The expectations of every on-the-wire check, as plain data.
 
     ``burst_pairs``: ``[[src, dst], ...]`` (default: :func:`choose_burst_pairs`
