@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import json
 import shlex
-from typing import NamedTuple
+from collections.abc import Iterable
+from typing import Any, NamedTuple
 
 from ..errors import EtherclusterError
 
@@ -68,13 +69,14 @@ class Command(NamedTuple):
     check: bool = True
     timeout: float = 30.0
 
-    def __str__(self):
+    def __str__(self) -> str:
         text = " ".join(shlex.quote(str(arg)) for arg in self.full_argv())
         if self.env:
             text = " ".join("%s=%s" % item for item in sorted(self.env.items())) + " " + text
         return text
 
-    def full_argv(self):
+    def full_argv(self) -> list[str]:
+        """The argv to execute (behind ``ip netns exec`` for a namespace)."""
         if self.netns is None:
             return list(self.argv)
         return ["ip", "netns", "exec", self.netns] + list(self.argv)
@@ -133,13 +135,13 @@ class Phase(NamedTuple):
     jobs: list  # list of lists of steps
 
 
-def ovs_env(directory):
+def ovs_env(directory: str) -> dict[str, str]:
     """Environment under which the OVS tools and daemons of one switch use
     that switch's directory for their database, sockets, pid files and logs."""
     return {"OVS_RUNDIR": directory, "OVS_DBDIR": directory, "OVS_LOGDIR": directory}
 
 
-def tbf_parameters(speed_mbps):
+def tbf_parameters(speed_mbps: int) -> list[str]:
     """``tc`` arguments of a token bucket that emulates a link speed.
 
     The bucket holds at least one 64 KiB TSO segment (userspace TSO sends
@@ -150,18 +152,19 @@ def tbf_parameters(speed_mbps):
     return ["rate", "%dmbit" % speed_mbps, "burst", str(burst), "latency", TBF_LATENCY]
 
 
-def all_netns(layout):
+def all_netns(layout: dict[str, Any]) -> list[str]:
     """Every namespace of the lab: switches first, then hosts."""
     return [sw["netns"] for sw in layout["switches"].values()] + \
         [host["netns"] for host in layout["hosts"].values()]
 
 
-def root_devices(layout):
+def root_devices(layout: dict[str, Any]) -> list[str]:
     """The lab's interfaces in the root namespace (management veths only)."""
     return [sw["root_dev"] for sw in layout["switches"].values()]
 
 
-def lab_paths(layout):
+def lab_paths(layout: dict[str, Any]) -> dict[str, str]:
+    """The lab's own files (record, inventory, keys, template database)."""
     directory = layout["dir"]
     return {
         "dir": directory,
@@ -177,7 +180,7 @@ def lab_paths(layout):
 
 
 # ------------------------------------------------------------------ build
-def up_phases(layout):
+def up_phases(layout: dict[str, Any]) -> list[Phase]:
     """The phases that build the lab of ``layout`` from nothing."""
     return [
         Phase("files", [_files_job(layout)]),
@@ -195,14 +198,16 @@ def up_phases(layout):
     ]
 
 
-def _lines(lines):
+def _lines(lines: Iterable[str]) -> str:
+    """Lines as one text, each ended by a newline."""
     return "".join(line + "\n" for line in lines)
 
 
-def _files_job(layout):
+def _files_job(layout: dict[str, Any]) -> list[Any]:
+    """Directories, keys and files of the lab, before any namespace."""
     paths = lab_paths(layout)
-    steps = [MakeDirs(layout["state_root"], 0o755), MakeDirs(paths["dir"], 0o700),
-             MakeDirs(SSHD_PRIVSEP_DIR, 0o755)]
+    steps: list[Any] = [MakeDirs(layout["state_root"], 0o755), MakeDirs(paths["dir"], 0o700),
+                        MakeDirs(SSHD_PRIVSEP_DIR, 0o755)]
     steps.extend(MakeDirs(sw["dir"], 0o700) for sw in layout["switches"].values())
     for path, comment in ((paths["client_key"], "ethercluster-lab-%s" % layout["lab"]),
                           (paths["host_key"], "ethercluster-lab-%s-switches" % layout["lab"])):
@@ -230,7 +235,7 @@ def _files_job(layout):
     return steps
 
 
-def _cable_lines(layout):
+def _cable_lines(layout: dict[str, Any]) -> list[str]:
     """``ip -batch`` lines that create every veth pair with each end already
     in its namespace, and address the root side of the management veths."""
     switches = layout["switches"]
@@ -256,7 +261,7 @@ def _cable_lines(layout):
     return lines
 
 
-def _switch_interfaces_job(layout, sw):
+def _switch_interfaces_job(layout: dict[str, Any], sw: dict[str, Any]) -> list[Any]:
     lines = ["link set lo up"]
     lines.extend("link set %s up" % port["dev"] for port in sw["ports"].values())
     lines.append("address add %s/32 peer %s/32 dev %s"
@@ -269,7 +274,7 @@ def _switch_interfaces_job(layout, sw):
             Command(("tc", "-n", sw["netns"], "-batch", "-"), input=_lines(tc_lines))]
 
 
-def _host_interfaces_job(layout, host):
+def _host_interfaces_job(layout: dict[str, Any], host: dict[str, Any]) -> list[Any]:
     lines = ["link set lo up",
              "address add %s/%d dev %s" % (host["address"], host["prefixlen"], host["dev"]),
              "link set %s up" % host["dev"]]
@@ -281,7 +286,7 @@ def _host_interfaces_job(layout, host):
     return steps
 
 
-def _daemons_job(layout, name, sw):
+def _daemons_job(layout: dict[str, Any], name: str, sw: dict[str, Any]) -> list[Any]:
     """Database, switch daemon and SSH server of one switch, in that order."""
     directory = sw["dir"]
     env = ovs_env(directory)
@@ -314,7 +319,7 @@ def _daemons_job(layout, name, sw):
     ]
 
 
-def cli_key_options(layout):
+def cli_key_options(layout: dict[str, Any]) -> str:
     """authorized_keys options of the CLI key: a PTY and nothing else, and
     the emulator as forced command (it finds its switch through the
     session's ``OVS_RUNDIR``, which each switch's sshd sets)."""
@@ -323,7 +328,7 @@ def cli_key_options(layout):
     return 'restrict,pty,command="%s"' % command.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def cli_settings(layout, name):
+def cli_settings(layout: dict[str, Any], name: str) -> str:
     """``cli.json`` of switch ``name``: what its emulated CLI needs."""
     sw = layout["switches"][name]
     return json.dumps({"hostname": name, "platform": sw["cli"]["platform"],
@@ -331,7 +336,7 @@ def cli_settings(layout, name):
                       indent=1, sort_keys=True) + "\n"
 
 
-def sshd_config(layout, name):
+def sshd_config(layout: dict[str, Any], name: str) -> str:
     """The SSH server configuration of switch ``name``."""
     sw = layout["switches"][name]
     paths = lab_paths(layout)
@@ -361,7 +366,7 @@ def sshd_config(layout, name):
 
 
 # --------------------------------------------------------------- teardown
-def down_phases(layout):
+def down_phases(layout: dict[str, Any]) -> list[Phase]:
     """The phases that remove everything :func:`up_phases` may have created
     (each step tolerates a missing object, so a half-built lab goes too)."""
     netns = tuple(all_netns(layout))
@@ -381,7 +386,7 @@ def down_phases(layout):
 
 
 # ------------------------------------------------------------- inventory
-def inventory_data(layout):
+def inventory_data(layout: dict[str, Any]) -> dict[str, Any]:
     """The lab's Ansible inventory as data: groups ``switches`` and ``nodes``
     (the names the topology inventory plugin uses), switches reached over
     Ansible's ``ssh`` connection at their management address as root with
@@ -427,7 +432,7 @@ def inventory_data(layout):
         }}}
 
 
-def cli_inventory_vars(layout, sw):
+def cli_inventory_vars(layout: dict[str, Any], sw: dict[str, Any]) -> dict[str, Any]:
     """Host variables of a switch with an emulated CLI: reached over
     ``ansible.netcommon.network_cli`` (paramiko) with the CLI key, which
     gets the emulator, not a shell; ``enable`` through become. Host keys
@@ -445,7 +450,7 @@ def cli_inventory_vars(layout, sw):
     }
 
 
-def inventory_yaml(layout):
+def inventory_yaml(layout: dict[str, Any]) -> str:
     """:func:`inventory_data` as YAML text (block style, JSON-quoted scalars)."""
     header = ("# Ansible inventory of the ethercluster.routing lab %r, written by lab_up.\n"
               "# Use it beside the topology: -i TOPOLOGY.yml -i %s\n"
@@ -453,7 +458,7 @@ def inventory_yaml(layout):
     return header + "---\n" + _yaml(inventory_data(layout), 0)
 
 
-def _yaml(value, indent):
+def _yaml(value: Any, indent: int) -> str:
     pad = "  " * indent
     if not value:
         return pad + "{}\n"
@@ -466,7 +471,7 @@ def _yaml(value, indent):
     return text
 
 
-def summary(layout):
+def summary(layout: dict[str, Any]) -> dict[str, Any]:
     """What the lab is made of, for a task's result."""
     return {
         "lab": layout["lab"],
