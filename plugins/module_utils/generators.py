@@ -85,11 +85,11 @@ def _plan(spec):
     its Size), refusing sizes over the maxima."""
     if not isinstance(spec, dict):
         raise TopologyError("generate: must be a mapping such as "
-                            "{kind: torus, dims: [4, 4]}, got %r" % (spec,))
+                            "{kind: torus, dims: [4, 4]}, got %s" % _shown(spec))
     kind = spec.get("kind")
     if not isinstance(kind, str) or kind not in KINDS:
-        raise TopologyError("generate.kind: unknown generator kind %r (known: %s)"
-                            % (kind, ", ".join(KINDS)))
+        raise TopologyError("generate.kind: unknown generator kind %s (known: %s)"
+                            % (_shown(kind), ", ".join(KINDS)))
     allowed = COMMON_FIELDS | KIND_FIELDS[kind]
     unknown = sorted(str(key) for key in spec if key not in allowed)
     if unknown:
