@@ -21,7 +21,9 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from . import plan as lab_plan
 from .plan import (
@@ -33,6 +35,7 @@ from .plan import (
     KillNetnsProcesses,
     LabError,
     MakeDirs,
+    Phase,
     RemoveTree,
     WriteFile,
     WriteKnownHosts,
@@ -54,7 +57,7 @@ HEALTH_WAIT = 5.0  # seconds a fresh lab may take to report healthy
 DAEMON_PIDFILES = ("ovsdb-server.pid", "ovs-vswitchd.pid", "sshd.pid")
 
 
-def layout_hash(layout):
+def layout_hash(layout: dict[str, Any]) -> str:
     """Fingerprint of the lab as this code builds it: the layout and every
     step of its plan, so that a lab built by another version of the plan
     (other files, other commands) is rebuilt rather than kept."""
@@ -63,11 +66,12 @@ def layout_hash(layout):
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def record_path(state_root, name):
+def record_path(state_root: str, name: str) -> str:
+    """Where lab ``name`` keeps its record."""
     return os.path.join(state_root, name, "lab.json")
 
 
-def read_record(state_root, name):
+def read_record(state_root: str, name: str) -> dict[str, Any] | None:
     """The record of lab ``name``, or None when there is none."""
     path = record_path(state_root, name)
     try:
@@ -84,7 +88,8 @@ def read_record(state_root, name):
     return record
 
 
-def _write_record(layout, state, extra=None):
+def _write_record(layout: dict[str, Any], state: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Write the lab's record (atomically) in ``state``."""
     record = {"schema": LAB_SCHEMA, "state": state, "layout_hash": layout_hash(layout),
               "layout": layout}
     record.update(extra or {})
@@ -98,16 +103,17 @@ def _write_record(layout, state, extra=None):
 
 
 # ------------------------------------------------------------------ checks
-def netns_exists(name):
+def netns_exists(name: str) -> bool:
+    """Whether network namespace ``name`` exists."""
     return os.path.exists(os.path.join(NETNS_DIR, name))
 
 
-def device_exists(name):
+def device_exists(name: str) -> bool:
     """Whether interface ``name`` exists in the root namespace."""
     return os.path.exists(os.path.join("/sys/class/net", name))
 
 
-def preflight(layout):
+def preflight(layout: dict[str, Any]) -> None:
     """Refuse to build when not root, a tool is missing, or a name or
     address the lab needs is already in use on this machine."""
     if os.geteuid() != 0:
@@ -135,7 +141,8 @@ def preflight(layout):
     _check_mgmt_network(layout)
 
 
-def _check_mgmt_network(layout):
+def _check_mgmt_network(layout: dict[str, Any]) -> None:
+    """Refuse a management network that overlaps an address of this machine."""
     network = ipaddress.ip_network(layout["mgmt"]["network"])
     ours = set(root_devices(layout))
     result = subprocess.run(["ip", "-j", "-4", "address", "show"], capture_output=True,
@@ -161,9 +168,9 @@ def _check_mgmt_network(layout):
                                                   interface.get("ifname")))
 
 
-def _netns_ids(names):
+def _netns_ids(names: Iterable[str]) -> dict[tuple[int, int], str]:
     """(st_dev, st_ino) of each existing namespace in ``names``."""
-    ids = {}
+    ids: dict[tuple[int, int], str] = {}
     for name in names:
         try:
             st = os.stat(os.path.join(NETNS_DIR, name))
@@ -173,11 +180,11 @@ def _netns_ids(names):
     return ids
 
 
-def netns_processes(names):
+def netns_processes(names: Iterable[str]) -> dict[int, str]:
     """``{pid: namespace}`` of every live process inside one of the
     namespaces ``names`` (what ``ip netns pids`` tells, for many at once)."""
     ids = _netns_ids(names)
-    found = {}
+    found: dict[int, str] = {}
     if not ids:
         return found
     for entry in os.listdir("/proc"):
@@ -193,7 +200,8 @@ def netns_processes(names):
     return found
 
 
-def _is_zombie(pid):
+def _is_zombie(pid: int) -> bool:
+    """Whether process ``pid`` is gone or a zombie."""
     try:
         with open("/proc/%d/stat" % pid, "r", encoding="utf-8") as handle:
             return handle.read().rpartition(")")[2].split()[0] in ("Z", "X")
@@ -201,7 +209,8 @@ def _is_zombie(pid):
         return True
 
 
-def _pid_from(path):
+def _pid_from(path: str) -> int | None:
+    """The pid in a pid file (None: no file, or no pid in it)."""
     try:
         with open(path, "r", encoding="utf-8") as handle:
             return int(handle.read().strip() or 0) or None
@@ -209,7 +218,7 @@ def _pid_from(path):
         return None
 
 
-def health(layout):
+def health(layout: dict[str, Any]) -> list[str]:
     """Problems that keep the lab of ``layout`` from working, [] when healthy:
     a namespace or management interface missing, or a daemon of a switch
     (ovsdb-server, ovs-vswitchd, sshd) not running inside its namespace."""
@@ -230,11 +239,11 @@ def health(layout):
     return problems
 
 
-def memory(layout):
+def memory(layout: dict[str, Any]) -> dict[str, Any]:
     """Processes of the lab and the memory they use (kB): RSS, and PSS,
     which shares the pages of common libraries fairly among processes."""
     rss = pss = 0
-    by_name = {}
+    by_name: dict[str, int] = {}
     processes = netns_processes(all_netns(layout))
     for pid in processes:
         values = _smaps_rollup(pid)
@@ -249,8 +258,9 @@ def memory(layout):
     return {"processes": len(processes), "rss_kb": rss, "pss_kb": pss, "pss_kb_by_command": by_name}
 
 
-def _smaps_rollup(pid):
-    values = {}
+def _smaps_rollup(pid: int) -> dict[str, int]:
+    """Rss and Pss (kB) of process ``pid``."""
+    values: dict[str, int] = {}
     try:
         with open("/proc/%d/smaps_rollup" % pid, "r", encoding="utf-8") as handle:
             for line in handle:
@@ -263,12 +273,13 @@ def _smaps_rollup(pid):
 
 
 # --------------------------------------------------------------- execution
-def run_phases(phases, timings=None, workers=MAX_WORKERS):
+def run_phases(phases: Iterable[Phase], timings: dict[str, float] | None = None,
+               workers: int = MAX_WORKERS) -> None:
     """Run ``phases`` in order, the jobs of each phase in parallel; raise
     LabError naming the phase and the failing step."""
     for phase in phases:
         started = time.monotonic()
-        errors = []
+        errors: list[str] = []
         if len(phase.jobs) == 1:
             _run_job(phase.name, phase.jobs[0], errors)
         else:
@@ -282,7 +293,8 @@ def run_phases(phases, timings=None, workers=MAX_WORKERS):
             raise LabError(errors[0] + more)
 
 
-def _run_job(phase, job, errors):
+def _run_job(phase: str, job: list[Any], errors: list[str]) -> None:
+    """Run one job's steps in order; note the first failure in ``errors``."""
     for step in job:
         try:
             run_step(step)
@@ -294,7 +306,7 @@ def _run_job(phase, job, errors):
             return
 
 
-def run_step(step):
+def run_step(step: Any) -> None:
     """Carry out one step of a plan (see :mod:`.plan`)."""
     if isinstance(step, Command):
         _run_command(step)
@@ -325,7 +337,8 @@ def run_step(step):
         raise LabError("unknown plan step %r" % (step,))
 
 
-def _write(path, content, mode):
+def _write(path: str, content: str | bytes, mode: int) -> None:
+    """Write ``content`` to ``path`` with permissions ``mode``."""
     data = content.encode("utf-8") if isinstance(content, str) else content
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     with os.fdopen(fd, "wb") as handle:
@@ -333,7 +346,8 @@ def _write(path, content, mode):
     os.chmod(path, mode)
 
 
-def _run_command(command):
+def _run_command(command: Command) -> subprocess.CompletedProcess | None:
+    """Run ``command``; LabError when it fails and must not."""
     env = None
     if command.env:
         env = dict(os.environ)
@@ -356,12 +370,13 @@ def _run_command(command):
     return result
 
 
-def _short(command, limit=300):
+def _short(command: Command, limit: int = 300) -> str:
+    """A command as text, cut at ``limit`` characters."""
     text = str(command)
     return text if len(text) <= limit else text[:limit] + " ..."
 
 
-def kill_netns_processes(names, grace=3.0):
+def kill_netns_processes(names: Iterable[str], grace: float = 3.0) -> None:
     """Stop every process inside the namespaces ``names``: SIGTERM, then
     SIGKILL to what is left after ``grace`` seconds; wait until none is left."""
     for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
@@ -385,7 +400,7 @@ def kill_netns_processes(names, grace=3.0):
 
 
 # ------------------------------------------------------------------ public
-def lab_up(layout, check_mode=False, teardown_on_failure=True):
+def lab_up(layout: dict[str, Any], check_mode: bool = False, teardown_on_failure: bool = True) -> dict[str, Any]:
     """Make the lab of ``layout`` exist and work.
 
     Nothing is done when a lab of that name with the same layout is up and
@@ -411,7 +426,7 @@ def lab_up(layout, check_mode=False, teardown_on_failure=True):
     if check_mode:
         return {"changed": True, "outcome": outcome, "reasons": reasons, "timings": {},
                 "summary": summary(layout)}
-    timings = {}
+    timings: dict[str, float] = {}
     started = time.monotonic()
     if record is not None:
         down_started = time.monotonic()
@@ -446,7 +461,7 @@ def lab_up(layout, check_mode=False, teardown_on_failure=True):
             "summary": summary(layout)}
 
 
-def lab_down(state_root, name, check_mode=False):
+def lab_down(state_root: str, name: str, check_mode: bool = False) -> dict[str, Any]:
     """Remove lab ``name`` (everything its record names). Returns
     ``changed`` False when there is no such lab."""
     record = read_record(state_root, name)
@@ -454,7 +469,7 @@ def lab_down(state_root, name, check_mode=False):
         return {"changed": False, "outcome": "absent", "timings": {}}
     if check_mode:
         return {"changed": True, "outcome": "removed", "timings": {}}
-    timings = {}
+    timings: dict[str, float] = {}
     started = time.monotonic()
     layout = record["layout"]
     phases = down_phases(layout)
