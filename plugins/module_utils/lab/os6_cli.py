@@ -53,6 +53,8 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable, Iterable, Mapping
+from typing import IO, Any
 
 from ..errors import EtherclusterError
 from ..platforms import dell_os6, ovs
@@ -80,17 +82,19 @@ class _Refused(Exception):
     """A command the switch refuses; the message is what it prints."""
 
 
-def interface_key(name):
+def interface_key(name: str) -> str:
     """``gigabitethernet 1/0/3``, ``GigabitEthernet1/0/3``, ``gi1/0/3`` -> ``gi1/0/3``."""
     return dell_os6._interface_key(name).lower()  # pylint: disable=protected-access
 
 
-def _new_port():
+def _new_port() -> dict[str, Any]:
+    """A port as OS6 starts it: access mode in the default VLAN, up."""
     return {"mode": "access", "pvid": DEFAULT_VLAN, "untagged": {DEFAULT_VLAN}, "tagged": set(),
             "admin": "up", "speed": None, "description": None}
 
 
-def _words(line):
+def _words(line: str) -> list[str]:
+    """A command line's words."""
     return line.split()
 
 
@@ -103,28 +107,29 @@ class Os6Cli:
     :meth:`prompt`, :attr:`closed` and :attr:`apply_due` (set when the
     configuration changed and configuration mode was left)."""
 
-    def __init__(self, hostname, interfaces, running_config="", startup_config="", privileged=False):
+    def __init__(self, hostname: str, interfaces: Iterable[str], running_config: str = "",
+                 startup_config: str = "", privileged: bool = False) -> None:
         self.hostname = hostname
         self.interfaces = {interface_key(name): name for name in interfaces}
         self.stp = True  # OS6 runs spanning tree unless told not to
         self.vlans = {DEFAULT_VLAN}
-        self.ports = {}  # interface name -> port state (only ports touched)
-        self.statics = set()  # (vlan, mac, interface name)
+        self.ports: dict[str, dict[str, Any]] = {}  # interface name -> port state (only ports touched)
+        self.statics: set[tuple[int, str, str]] = set()  # (vlan, mac, interface name)
         self.mode = "exec"
-        self.interface = None
+        self.interface: str | None = None
         self.closed = False
         self.changed = False
         self.apply_due = False
         self.saved = False
         self.startup_config = startup_config or ""
-        self._question = None
+        self._question: str | None = None
         if running_config:
             self.load(running_config)
         self.mode = "exec" if privileged else "user"
         self.changed = self.apply_due = False
 
     # ------------------------------------------------------------ state
-    def load(self, text):
+    def load(self, text: str) -> None:
         """Replay ``text`` (a ``show running-config``) from privileged exec."""
         self.mode = "exec"
         for number, line in enumerate(text.splitlines(), 1):
@@ -136,10 +141,11 @@ class Os6Cli:
                 raise Os6CliError("%s: the stored configuration logs out at line %d" % (self.hostname, number))
         self.mode = "exec"
 
-    def port(self, name):
+    def port(self, name: str) -> dict[str, Any]:
+        """The state of interface ``name`` (made on first use)."""
         return self.ports.setdefault(name, _new_port())
 
-    def prompt(self):
+    def prompt(self) -> str:
         """The prompt of the current mode."""
         if self._question is not None:
             return ""
@@ -147,12 +153,12 @@ class Os6Cli:
             "user": ">", "exec": "#", "config": "(config)#", "vlan": "(config-vlan)#",
             "if": "(config-if-%s)#" % self.interface}[self.mode]
 
-    def banner(self):
+    def banner(self) -> str:
         """What the switch prints when a session opens."""
         return ("\n%s\nDell EMC Networking %s (OS6 %s), emulated by the ethercluster.routing lab\n%s\n\n"
                 % ("-" * 60, MODEL, VERSION, "-" * 60))
 
-    def running_config(self):
+    def running_config(self) -> str:
         """``show running-config``: everything that differs from the defaults."""
         lines = ["!Current Configuration:",
                  '!System Description "Dell EMC Networking %s, %s, ethercluster.routing lab"' % (MODEL, VERSION),
@@ -196,7 +202,8 @@ class Os6Cli:
             lines.append("shutdown")
         return lines
 
-    def show_version(self):
+    def show_version(self) -> str:
+        """``show version``."""
         return ("\nMachine Description............... Dell EMC Networking %s (ethercluster.routing lab)\n"
                 "System Model ID................... %s\n"
                 "Machine Type...................... Dell EMC Networking %s\n"
@@ -204,7 +211,7 @@ class Os6Cli:
                 "Software Version.................. %s\n" % (MODEL, MODEL, MODEL, self.hostname, VERSION))
 
     # --------------------------------------------------------- commands
-    def execute(self, line):
+    def execute(self, line: str) -> str:
         """Run one command line; return what the switch prints (before the
         next prompt)."""
         text = line.strip()
@@ -473,7 +480,8 @@ class Os6Cli:
 
 
 # ------------------------------------------------------------ data plane
-def ovs_entry(running_config, interface_names, switch="switch"):
+def ovs_entry(running_config: str, interface_names: Mapping[Any, str] | None,
+              switch: str = "switch") -> dict[str, Any]:
     """The ``ovs`` intent entry that makes the lab's OVS switch forward as
     the OS6 configuration ``running_config`` says (ports not in general
     mode are left out: the pipeline drops their frames)."""
@@ -485,7 +493,8 @@ def ovs_entry(running_config, interface_names, switch="switch"):
             "ports": parsed["ports"], "static_macs": parsed["static_macs"]}
 
 
-def _shell(script, what):
+def _shell(script: str, what: str) -> str:
+    """Run ``script`` with sh; its output, or Os6CliError naming ``what``."""
     result = subprocess.run(["sh", "-s"], input=script, capture_output=True, text=True, check=False,
                             timeout=60)
     if result.returncode != 0:
@@ -494,7 +503,8 @@ def _shell(script, what):
     return result.stdout
 
 
-def apply_to_ovs(running_config, interface_names, switch, bridge=ovs.DEFAULT_BRIDGE, shell=_shell):
+def apply_to_ovs(running_config: str, interface_names: Mapping[Any, str] | None, switch: str,
+                 bridge: str = ovs.DEFAULT_BRIDGE, shell: Callable[[str, str], str] = _shell) -> list[str]:
     """Make the switch's OVS bridge hold ``running_config``: read, compare,
     write only the difference (:mod:`..platforms.ovs`). Returns the change
     lines (empty when nothing differed)."""
@@ -507,7 +517,8 @@ def apply_to_ovs(running_config, interface_names, switch, bridge=ovs.DEFAULT_BRI
 
 
 # -------------------------------------------------------------------- I/O
-def _read(path):
+def _read(path: str) -> str:
+    """A file's text ('' when there is none)."""
     try:
         with open(path, "r", encoding="utf-8") as handle:
             return handle.read()
@@ -515,14 +526,15 @@ def _read(path):
         return ""
 
 
-def _write(path, text):
+def _write(path: str, text: str) -> None:
+    """Replace ``path`` by ``text`` (through a temporary file)."""
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as handle:
         handle.write(text)
     os.replace(tmp, path)
 
 
-def load_settings(directory):
+def load_settings(directory: str) -> dict[str, Any]:
     """``cli.json`` of the switch directory ``directory``."""
     path = os.path.join(directory, SETTINGS_FILE)
     try:
@@ -538,7 +550,7 @@ def load_settings(directory):
 class Session:
     """One SSH session: :class:`Os6Cli` plus the files and the data plane."""
 
-    def __init__(self, directory, shell=_shell):
+    def __init__(self, directory: str, shell: Callable[[str, str], str] = _shell) -> None:
         self.directory = directory
         self.settings = load_settings(directory)
         self.switch = self.settings.get("hostname") or os.path.basename(directory)
@@ -547,7 +559,7 @@ class Session:
                           running_config=_read(os.path.join(directory, RUNNING_FILE)),
                           startup_config=_read(os.path.join(directory, STARTUP_FILE)))
 
-    def commit(self):
+    def commit(self) -> str:
         """Store the running configuration and apply it to OVS; returns an
         error line for the session, or ''."""
         self.cli.apply_due = False
@@ -560,7 +572,7 @@ class Session:
             return "%% Error: the data plane did not take the configuration: %s\n" % exc
         return ""
 
-    def feed(self, line):
+    def feed(self, line: str) -> str:
         """Run one line; return the text to send back (output, then the
         next prompt)."""
         output = self.cli.execute(line)
@@ -573,19 +585,21 @@ class Session:
             return output
         return output + self.cli.prompt()
 
-    def close(self):
+    def close(self) -> None:
+        """End the session: store and apply what changed."""
         if self.cli.changed or self.cli.apply_due:
             self.commit()
 
 
-def main(argv=None, stdin=None, stdout=None):
+def main(argv: list[str] | None = None, stdin: IO[bytes] | None = None,
+         stdout: IO[bytes] | None = None) -> int:
     """The SSH forced command: serve one CLI session on stdin/stdout."""
     del argv
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout.buffer
     directory = os.environ.get("ETHERCLUSTER_CLI_DIR") or os.environ.get("OVS_RUNDIR") or ""
 
-    def send(text):
+    def send(text: str) -> None:
         # the SSH session's terminal turns "\n" into "\r\n" (ONLCR)
         stdout.write(text.encode("utf-8"))
         stdout.flush()
