@@ -249,6 +249,13 @@ def test_explicit_counts_over_the_maxima_are_refused_before_validation(field, li
 
 
 # ------------------------------------------------------------ generators
+def refusal(data):
+    """The message topology_from_data refuses ``data`` (read from gen.yml) with."""
+    with pytest.raises(TopologyError) as info:
+        topology_from_data(data, "gen.yml")
+    return str(info.value)
+
+
 OVER = [
     ({"kind": "mesh", "dims": [256, 256]}, "generate.dims: [256, 256] would make 65536 switches"),
     ({"kind": "torus", "dims": [64, 65]}, "generate.dims: [64, 65] would make 4160 switches"),
@@ -281,9 +288,7 @@ OVER = [
 @pytest.mark.parametrize("spec, expected", OVER, ids=[
     "%s-%d" % (spec["kind"], n) for n, (spec, dummy) in enumerate(OVER)])
 def test_every_generator_over_its_limit_is_refused_naming_the_field(spec, expected):
-    with pytest.raises(TopologyError) as info:
-        topology_from_data({"generate": spec}, "gen.yml")
-    message = str(info.value)
+    message = refusal({"generate": spec})
     assert message.startswith("gen.yml: " + expected), message
     assert "more than the" in message and "(docs/topology.md, 'Limits')" in message
     with pytest.raises(TopologyError):
@@ -357,10 +362,8 @@ def test_planned_size_is_what_the_generator_makes(spec):
      "generate.hosts_per_switch: must be a whole number from 0 to 1024, got 1000000000"),
 ])
 def test_nan_inf_and_huge_generator_fields_are_refused_naming_the_field(spec, expected):
-    with pytest.raises(TopologyError) as info:
-        topology_from_data({"generate": spec}, "gen.yml")
-    assert str(info.value).startswith("gen.yml: ")
-    assert expected in str(info.value)
+    message = refusal({"generate": spec})
+    assert message.startswith("gen.yml: ") and expected in message, message
 
 
 def test_nan_written_in_yaml_names_the_field():
