@@ -20,7 +20,7 @@ description:
     ones, flooding to VLAN members with per-port tag/untag), plus port admin state (C(ovs-ofctl mod-port)) and
     speed (C(tc tbf) on the port's device, egress).
   - Reaches the switch through the task's own Ansible connection (the host's C(ansible_connection), default
-    C(ssh), with its connection variables: C(ansible_host), C(ansible_user), C(ansible_password), C(ansible_port),
+    C(ssh), with its connection variables C(ansible_host), C(ansible_user), C(ansible_password), C(ansible_port),
     C(ansible_ssh_private_key_file), C(ansible_ssh_common_args) for jump hosts and known hosts files, become and host
     key checking as for any task), reads what it holds in one round trip, compares, and writes only when something
     differs, in one round trip. Each round trip is one shell script given on the standard input of C(/bin/sh).
