@@ -73,7 +73,7 @@ class Endpoint(NamedTuple):
 
 class Switch(NamedTuple):
     name: str
-    index: int
+    index: int  # type: ignore[assignment]  # the field shadows tuple.index on purpose
     platform: str
     ports: int
     mac_table_size: int
@@ -100,7 +100,7 @@ class Switch(NamedTuple):
 class Link(NamedTuple):
     """A cabled switch-to-switch link; ``index`` is its position in the file."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # the field shadows tuple.index on purpose
     a: Endpoint
     b: Endpoint
     speed_mbps: int = DEFAULT_SPEED_MBPS
@@ -483,15 +483,19 @@ def _build(name, data, defaults, source, problems):
     hosts = _hosts(hosts_data, raw_switches, uses, problems)
 
     switches = []
+    # the ports in use, grouped by switch once (a scan per switch was quadratic)
+    used_on = {}
+    for endpoint, where in uses.items():
+        used_on.setdefault(endpoint.switch, []).append((endpoint, where))
     for index, (sw_name, entry) in enumerate(raw_switches.items()):
-        used = [int(ep.port) for ep in uses if ep.switch == sw_name]
+        used = [int(ep.port) for ep, _where in used_on.get(sw_name, ())]
         highest = max(used, default=0)
         ports = entry["ports"]
         if ports is None:
             ports = highest
         elif highest > ports:
-            for endpoint, where in sorted(uses.items(), key=lambda item: item[1]):
-                if endpoint.switch == sw_name and int(endpoint.port) > ports:
+            for endpoint, where in sorted(used_on[sw_name], key=lambda item: item[1]):
+                if int(endpoint.port) > ports:
                     problems.add("%s: port %s is beyond switch %s's %d ports (switches.%s.ports)"
                                  % (where, endpoint.port, sw_name, ports, sw_name))
         switches.append(Switch(sw_name, index, entry["platform"], ports,
