@@ -69,14 +69,18 @@ def run_playbook(tmp_path, hosts, plays, env=None):
     tool = Path(sys.executable).parent / "ansible-playbook"
     proc = subprocess.run([str(tool), "-i", str(inventory), str(playbook)], cwd=str(tmp_path),
                           env=environ, capture_output=True, text=True, timeout=180, check=False)
-    start = proc.stdout.find("{")
-    assert start >= 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    data = json.loads(proc.stdout[start:])
-    tasks = {}
-    for play in data["plays"]:
-        for task in play["tasks"]:
-            tasks[task["task"]["name"]] = task["hosts"]
-    return proc.returncode, tasks
+    assert "{" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
+    plays = json.loads(proc.stdout[proc.stdout.index("{"):])["plays"]
+    return proc.returncode, {task["task"]["name"]: task["hosts"]
+                             for play in plays for task in play["tasks"]}
+
+
+def module_result(tmp_path, hosts, target, module, args):
+    """Run ``module`` with ``args`` on ``target`` (errors ignored); its result."""
+    task = {"name": "module", module: args, "ignore_errors": True}
+    dummy, tasks = run_playbook(tmp_path, hosts, [{"hosts": target, "gather_facts": False,
+                                                   "tasks": [task]}])
+    return tasks["module"][target]
 
 
 def probe(tmp_path, hosts, targets, script, env=None, **args):
@@ -235,46 +239,30 @@ def test_the_tasks_own_connection_is_used_for_its_host(tmp_path, fake_sudo):
 # ------------------------------------------------- the collection's modules
 def test_ovs_switch_reads_over_the_tasks_connection_and_names_the_failure(tmp_path):
     # the host's shell has no OVS bridge "ec-none": the read script fails there
-    hosts = {"sw0": local(ovs_bridge="ec-none", ansible_remote_tmp=str(tmp_path / "rt"))}
-    task = {"name": "gather", "ethercluster.routing.ovs_switch": {"state": "gathered",
-                                                                  "timeout": 20},
-            "ignore_errors": True}
-    dummy, tasks = run_playbook(tmp_path, hosts, [{"hosts": "sw0", "gather_facts": False,
-                                                   "tasks": [task]}])
-    result = tasks["gather"]["sw0"]
+    hosts = {"sw0": local(ovs_bridge="ec-none")}
+    result = module_result(tmp_path, hosts, "sw0", "ethercluster.routing.ovs_switch",
+                           {"state": "gathered", "timeout": 20})
     assert result["failed"] is True
     assert re.match(r"sw0: read failed with exit code \d+: ", result["msg"]), result["msg"]
 
 
 def test_ovs_switch_refuses_the_removed_connection_options(tmp_path):
-    task = {"name": "gather", "ethercluster.routing.ovs_switch": {"state": "gathered",
-                                                                  "host": "192.0.2.1"},
-            "ignore_errors": True}
-    dummy, tasks = run_playbook(tmp_path, {"sw0": local()}, [{"hosts": "sw0", "gather_facts": False,
-                                                              "tasks": [task]}])
-    result = tasks["gather"]["sw0"]
+    result = module_result(tmp_path, {"sw0": local()}, "sw0", "ethercluster.routing.ovs_switch",
+                           {"state": "gathered", "host": "192.0.2.1"})
     assert result["failed"] is True
     assert result["msg"] == "Invalid options for ethercluster.routing.ovs_switch: host"
 
 
 def test_fabric_state_reaches_each_switch_through_its_inventory_connection(tmp_path):
     hosts = {name: local(ovs_bridge="ec-none") for name in ("sw0", "sw1", "sw2")}
-    task = {"name": "state", "ethercluster.routing.fabric_state": {"topology": str(RING),
-                                                                   "timeout": 20},
-            "ignore_errors": True}
-    dummy, tasks = run_playbook(tmp_path, hosts, [{"hosts": "localhost", "gather_facts": False,
-                                                   "tasks": [task]}])
-    result = tasks["state"]["localhost"]
+    result = module_result(tmp_path, hosts, "localhost", "ethercluster.routing.fabric_state",
+                           {"topology": str(RING), "timeout": 20})
     assert result["failed"] is True
     assert re.match(r"sw[012]: read failed with exit code \d+: ", result["msg"]), result["msg"]
 
 
 def test_fabric_state_refuses_switches_missing_from_the_inventory(tmp_path):
-    hosts = {"sw0": local()}
-    task = {"name": "state", "ethercluster.routing.fabric_state": {"topology": str(RING)},
-            "ignore_errors": True}
-    dummy, tasks = run_playbook(tmp_path, hosts, [{"hosts": "localhost", "gather_facts": False,
-                                                   "tasks": [task]}])
-    result = tasks["state"]["localhost"]
+    result = module_result(tmp_path, {"sw0": local()}, "localhost",
+                           "ethercluster.routing.fabric_state", {"topology": str(RING)})
     assert result["failed"] is True
     assert "the inventory has no host(s) sw1, sw2" in result["msg"]
