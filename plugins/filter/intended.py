@@ -150,8 +150,8 @@ def deployed_settings(directory, topology=None, switches=None):
     if settings is None:
         settings, sources = resolve(("topology", from_topology))
         source = "topology" if "topology" in sources.values() else "default"
-        note += "; settings from %s" % ("the topology file's fabric: block" if source == "topology"
-                                         else "the defaults")
+        origin = "the topology file's fabric: block" if source == "topology" else "the defaults"
+        note += "; settings from %s" % origin
     return {"settings": settings, "options": transition_options(settings), "source": source,
             "note": note}
 

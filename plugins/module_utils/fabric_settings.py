@@ -51,6 +51,7 @@ CHOICES = {
     "traffic": ("uniform", "bit_reversal", "matrix_transpose", "random_permutation"),
 }
 
+
 class FabricSettingsError(EtherclusterError):
     """A fabric setting is malformed; the message names the file and field."""
 
