@@ -121,7 +121,7 @@ class ScriptSession:
                                              to_bytes(script))
             else:
                 rc, out, err = self._run_copied(script, limit)
-        except AnsibleError as exc:
+        except (AnsibleError, OSError) as exc:
             raise SwitchConnectionError(self._masked("%s: %s failed: %s" % (self.host, what, exc)))
         if rc == TIMED_OUT:
             raise SwitchConnectionError(self._masked(
@@ -164,9 +164,10 @@ class ScriptSession:
 
     @staticmethod
     def _time_limited(command: str, limit: float) -> str:
-        # the remote end stops the script; the connection plugins have no
-        # command time limit of their own (only one for connecting)
-        return ("if command -v timeout >/dev/null 2>&1; then exec timeout %s %s; else exec %s; fi"
+        # the remote end stops the script: the connection plugins bound only
+        # connecting. "timeout 1 true" tells coreutils/modern busybox from
+        # hosts without timeout(1) or with old busybox's "timeout -t SECS"
+        return ("if timeout 1 true >/dev/null 2>&1; then exec timeout %s %s; else exec %s; fi"
                 % (_seconds(limit), command, command))
 
     def _execute(self, command: str, in_data: bytes | None = None, sudoable: bool = True) -> tuple:
@@ -219,7 +220,10 @@ class ScriptSession:
                 os.unlink(local)
             return self._execute(self._time_limited("/bin/sh %s" % shlex.quote(remote), limit))
         finally:
-            self._execute(shell.remove(directory, recurse=True), sudoable=False)
+            try:
+                self._execute(shell.remove(directory, recurse=True), sudoable=False)
+            except AnsibleError:
+                pass  # best effort: the script's own outcome is what the caller needs
 
     def _masked(self, text: str) -> str:
         for secret in self._secrets:
