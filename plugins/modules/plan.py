@@ -41,23 +41,12 @@ extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.conn
   - ansible.builtin.action_common_attributes.flow
+  - ethercluster.routing.controller
+  - ethercluster.routing.controller.local
 attributes:
-  action:
-    support: full
-  async:
-    support: none
-  become:
-    support: none
-  bypass_host_loop:
-    support: none
   check_mode:
     support: full
     details: Computes the whole plan and reports which files would change; writes nothing.
-  connection:
-    support: none
-  delegation:
-    support: none
-    details: The task always runs on the controller; delegation has no effect.
   diff_mode:
     support: full
     details: Shows the change of C(intent.json) in O(out).
