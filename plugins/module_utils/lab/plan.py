@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from ..errors import EtherclusterError
+from ..platforms.ovs import GAP_FILE, tbf_parameters
 
 LAB_SCHEMA = "ethercluster.routing/lab/v1"
 RECORD_FILE = "lab.json"
@@ -45,11 +46,8 @@ HOST_KEY = "ssh_host_ed25519_key"
 AUTHORIZED_KEYS = "authorized_keys"
 KNOWN_HOSTS = "known_hosts"
 TEMPLATE_DB = "template.db"
-GAP_FILE = "ethercluster-renegotiation-gap"
 SSHD = "/usr/sbin/sshd"
 SSHD_PRIVSEP_DIR = "/run/sshd"
-TBF_LATENCY = "20ms"
-TBF_MIN_BURST = 131072  # bytes: a 64 KiB TSO segment must fit in a bucket
 
 
 class LabError(EtherclusterError):
@@ -139,17 +137,6 @@ def ovs_env(directory: str) -> dict[str, str]:
     """Environment under which the OVS tools and daemons of one switch use
     that switch's directory for their database, sockets, pid files and logs."""
     return {"OVS_RUNDIR": directory, "OVS_DBDIR": directory, "OVS_LOGDIR": directory}
-
-
-def tbf_parameters(speed_mbps: int) -> list[str]:
-    """``tc`` arguments of a token bucket that emulates a link speed.
-
-    The bucket holds at least one 64 KiB TSO segment (userspace TSO sends
-    segments that large), and 1 ms of traffic at higher speeds."""
-    if isinstance(speed_mbps, bool) or not isinstance(speed_mbps, int) or speed_mbps <= 0:
-        raise LabError("speed_mbps: must be a whole number of Mbit/s > 0, got %r" % (speed_mbps,))
-    burst = max(TBF_MIN_BURST, speed_mbps * 1000 * 1000 // 8 // 1000)
-    return ["rate", "%dmbit" % speed_mbps, "burst", str(burst), "latency", TBF_LATENCY]
 
 
 def all_netns(layout: dict[str, Any]) -> list[str]:

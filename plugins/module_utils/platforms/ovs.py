@@ -45,7 +45,6 @@ from ..device_strings import label
 from typing import Any, NamedTuple
 
 from ..errors import EtherclusterError
-from ..lab.plan import GAP_FILE, tbf_parameters
 
 PLATFORM = "ovs"
 DEFAULT_BRIDGE = "br0"
@@ -72,6 +71,27 @@ _BRIDGE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,14}\Z")
 class OvsError(EtherclusterError):
     """A switch's intent cannot be rendered for OVS, or the switch does not
     hold what the pipeline needs (names the switch, port or field)."""
+
+
+# Port speeds and the renegotiation gap live on the switch host, outside
+# OpenFlow: a tc token bucket on the port's device emulates a speed, and a
+# file in the switch's run directory holds the gap (seconds a real switch's
+# link stays down while it renegotiates a new speed). The lab writes that
+# file when it builds a switch; the write script reads it.
+GAP_FILE = "ethercluster-renegotiation-gap"
+TBF_LATENCY = "20ms"
+TBF_MIN_BURST = 131072  # bytes: a 64 KiB TSO segment must fit in a bucket
+
+
+def tbf_parameters(speed_mbps: int) -> list[str]:
+    """``tc`` arguments of a token bucket that emulates a link speed.
+
+    The bucket holds at least one 64 KiB TSO segment (userspace TSO sends
+    segments that large), and 1 ms of traffic at higher speeds."""
+    if isinstance(speed_mbps, bool) or not isinstance(speed_mbps, int) or speed_mbps <= 0:
+        raise OvsError("speed_mbps: must be a whole number of Mbit/s > 0, got %r" % (speed_mbps,))
+    burst = max(TBF_MIN_BURST, speed_mbps * 1000 * 1000 // 8 // 1000)
+    return ["rate", "%dmbit" % speed_mbps, "burst", str(burst), "latency", TBF_LATENCY]
 
 
 class Flow(NamedTuple):
