@@ -35,7 +35,7 @@ def run(dims, kind, hosts_per_switch, runs, mgmt_network):
     from ansible_collections.ethercluster.routing.plugins.module_utils.lab.layout import (
         lab_layout,
     )
-    from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
+    from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import (
         topology_from_data,
     )
 

@@ -44,12 +44,8 @@ make_importable()
 from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (  # noqa: E402
     EtherclusterError,
 )
-from ansible_collections.ethercluster.routing.plugins.module_utils.intent import (  # noqa: E402
-    plan,
-)
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (  # noqa: E402
-    topology_from_data,
-)
+from ansible_collections.ethercluster.routing.plugins.module_utils.intent.build import plan
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
 
 SMALL = {"name": "8x8 torus, 4 hosts/switch", "target_s": 2.0,
          "data": {"generate": {"kind": "torus", "dims": [8, 8], "links_per_neighbor": 2,

@@ -37,11 +37,13 @@ from checkout import make_importable
 make_importable()
 
 # pylint: disable=wrong-import-position
-from ansible_collections.ethercluster.routing.plugins.module_utils import link_selection  # noqa: E402
-from ansible_collections.ethercluster.routing.plugins.module_utils.power import LinkPowerModel  # noqa: E402
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (  # noqa: E402
-    topology_from_data,
-)
+from ansible_collections.ethercluster.routing.plugins.module_utils.power import (
+    selection as link_selection,
+)  # noqa: E402
+from ansible_collections.ethercluster.routing.plugins.module_utils.power.model import (
+    LinkPowerModel,
+)  # noqa: E402
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
 
 PATTERNS = ("all_to_all", "nearest_neighbour", "bit_reversal", "transpose")
 PROFILES = ("PC5324", "PC6248")

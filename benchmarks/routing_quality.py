@@ -11,7 +11,7 @@ switches with 4 inter-switch ports and 1 host per switch) and every engine
 is valid) it measures, under uniform all-to-all traffic:
 
 * the maximum channel load (ordered host pairs over the busiest directed
-  link; the metric of /work/shared/ANCHORS.md),
+  link; the metric OpenSM's engines are compared on in docs/benchmarks.md),
 * its ratio to up*/down*'s load and to the LP lower bound (the optimum over
   any fractional multipath routing, metrics.lp_lower_bound),
 * the average hop count and the worst stretch,
@@ -40,7 +40,7 @@ from checkout import make_importable
 
 make_importable()
 
-from ansible_collections.ethercluster.routing.plugins.module_utils import metrics  # noqa: E402
+from ansible_collections.ethercluster.routing.plugins.module_utils.verify import metrics  # noqa: E402
 from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (  # noqa: E402
     EtherclusterError,
 )
@@ -48,14 +48,10 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.routing impor
     compute_routing,
     engine_function,
 )
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (  # noqa: E402
-    topology_from_data,
-)
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
 
 try:
-    from ansible_collections.ethercluster.routing.plugins.module_utils.cdg import (  # noqa: E402
-        verify_routing,
-    )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.verify.cdg import verify_routing
 except ImportError:  # verification not written yet: time routing alone
     verify_routing = None
 
@@ -68,7 +64,7 @@ BASELINE = "updown"
 # (uniform traffic, J-Sim packet simulator, 1 host and <= 4 links per switch).
 PAPER_SR_OVER_UD = {"torus": 2.2, "mesh": 1.2, "faulty": 2.0,
                     "random16": 1.5, "random32": 1.84, "random64": 2.0}
-# /work/shared/ANCHORS.md: OpenSM 3.3.23, max channel load / LP bound.
+# OpenSM 3.3.23 on the same fabrics (docs/benchmarks.md): max channel load / LP bound.
 OPENSM = {
     "mesh": {"lp": "128", "updn_centre": "3.81x", "updn_best": "1.66x", "nue": "3.00x",
              "minhop": "172 (1.34x, cyclic)"},

@@ -2,7 +2,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: ethercluster.routing contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Planning time and step count of transitions (plugins/module_utils/transition.py):
+"""Planning time and step count of transitions (plugins/module_utils/power/transition.py):
 link off, link on and a speed change on the 4x4 and 8x8 torus, printed as a
 Markdown table, and how many links of each fabric can go off losslessly
 (their kept-turn-order routing exists, docs/transitions.md). Usage:
@@ -27,10 +27,8 @@ sys.path.insert(0, BUILD)
 from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (  # noqa: E402
     EtherclusterError,
 )
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (  # noqa: E402
-    topology_from_data,
-)
-from ansible_collections.ethercluster.routing.plugins.module_utils.transition import (  # noqa: E402
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
+from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition import (
     kept_order_router,
     plan_transition,
 )

@@ -2,7 +2,7 @@
 # Copyright: ethercluster.routing contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Action plugin of ethercluster.routing.fabric_state (documentation:
-plugins/modules/fabric_state.py; the work: module_utils/fabric_state.py).
+plugins/modules/fabric_state.py; the work: module_utils/power/fabric_state.py).
 
 Runs on the controller: one SSH session per switch (in parallel), one read
 each, the fabric's state computed from what they hold."""
@@ -16,8 +16,8 @@ from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base i
 from ansible_collections.ethercluster.routing.plugins.modules.fabric_state import ARGUMENT_SPEC
 
 try:
-    from ansible_collections.ethercluster.routing.plugins.module_utils import fabric_state as fs
-    from ansible_collections.ethercluster.routing.plugins.module_utils.transition_run import (
+    from ansible_collections.ethercluster.routing.plugins.module_utils.power import fabric_state as fs
+    from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition_run import (
         OvsDriver,
         check_platforms,
         read_counters,

@@ -30,7 +30,7 @@ try:
         STATE_ROOT,
         lab_layout,
     )
-    from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
+    from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import (
         load_topology,
         topology_from_data,
     )

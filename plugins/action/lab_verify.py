@@ -24,9 +24,8 @@ from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller im
 from ansible_collections.ethercluster.routing.plugins.modules.lab_verify import ARGUMENT_SPEC
 
 try:
-    from ansible_collections.ethercluster.routing.plugins.module_utils.documents import (
-        read_document,
-    )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.intent.documents import read_document
+    from ansible_collections.ethercluster.routing.plugins.module_utils.intent.schema import validate_intent
     from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
         EtherclusterError,
     )
@@ -58,9 +57,7 @@ class ActionModule(CollectionAction):
             return self.failed(result, "plan is set by the action plugin; give intent or src")
         try:
             intent = args["intent"] if args["src"] is None else self._load(args["src"])
-            if not isinstance(intent, dict) or not isinstance(intent.get("switches"), dict):
-                raise AnsibleError("the intent must be a mapping with switches (schema "
-                                   "ethercluster.routing/intent/v1)")
+            validate_intent(intent, args["src"] or "intent")
             lab = args["lab"] or task_var(self, task_vars, "ethercluster_lab") \
                 or (intent.get("fabric") or {}).get("name")
             if not lab:

@@ -2,8 +2,8 @@
 # Copyright: ethercluster.routing contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Action plugin of ethercluster.routing.link_transition (documentation:
-plugins/modules/link_transition.py; the planner: module_utils/transition.py;
-the executor: module_utils/transition_run.py).
+plugins/modules/link_transition.py; the planner: module_utils/power/transition.py;
+the executor: module_utils/power/transition_run.py).
 
 Runs on the controller: reads every switch, plans (or finds the interrupted)
 transition, runs its steps over one SSH session per switch, and prints
@@ -27,11 +27,11 @@ try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
         EtherclusterError,
     )
-    from ansible_collections.ethercluster.routing.plugins.module_utils.transition import (
+    from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition import (
         held_intent,
         plan_transition,
     )
-    from ansible_collections.ethercluster.routing.plugins.module_utils.transition_run import (
+    from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition_run import (
         OvsDriver,
         TransitionRunError,
         check_platforms,

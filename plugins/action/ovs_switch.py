@@ -24,9 +24,8 @@ from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller im
 )
 
 try:
-    from ansible_collections.ethercluster.routing.plugins.module_utils.documents import (
-        read_document,
-    )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.intent.documents import read_document
+    from ansible_collections.ethercluster.routing.plugins.module_utils.intent.schema import validate_intent
     from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
         EtherclusterError,
     )
@@ -121,6 +120,7 @@ class ActionModule(CollectionAction):
         if intent is None:
             raise AnsibleError("give the switch's intent: intent (the whole intent), src (its "
                                "file, intent.json) or config (this switch's entry)")
+        validate_intent(intent, args["src"] or "intent")
         switches = intent.get("switches") if isinstance(intent, dict) else None
         if not isinstance(switches, dict) or switch not in switches:
             raise AnsibleError("the intent has no entry switches.%s" % switch)

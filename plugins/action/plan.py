@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Action plugin of ethercluster.routing.plan: plan the fabric on the
 controller and write intent.json, report.md and fabric.svg
-(documentation: plugins/modules/plan.py; the work: module_utils/plan_outputs.py)."""
+(documentation: plugins/modules/plan.py; the work: module_utils/report/outputs.py)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
         EtherclusterError,
     )
-    from ansible_collections.ethercluster.routing.plugins.module_utils.fabric_settings import (
+    from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.settings import (
         FIELDS as SETTING_FIELDS,
         FabricSettingsError,
         parse_settings,
@@ -33,7 +33,7 @@ try:
         topology_file_settings,
         topology_settings,
     )
-    from ansible_collections.ethercluster.routing.plugins.module_utils.plan_outputs import (
+    from ansible_collections.ethercluster.routing.plugins.module_utils.report.outputs import (
         INTENT_FILE,
         PICTURE_FILE,
         REPORT_FILE,
@@ -46,7 +46,7 @@ try:
         sync_files,
         topology_source,
     )
-    from ansible_collections.ethercluster.routing.plugins.module_utils.plan_report import (
+    from ansible_collections.ethercluster.routing.plugins.module_utils.report.markdown import (
         render_report,
         report_context,
     )

@@ -2,7 +2,7 @@
 # Copyright: ethercluster.routing contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Action plugin of ethercluster.routing.power_decide (documentation:
-plugins/modules/power_decide.py; the work: module_utils/power_measure.py and
+plugins/modules/power_decide.py; the work: module_utils/power/measure.py and
 link_selection.decide)."""
 
 from __future__ import annotations
@@ -21,21 +21,19 @@ try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
         EtherclusterError,
     )
-    from ansible_collections.ethercluster.routing.plugins.module_utils.fabric_state import (
-        fabric_state,
-    )
-    from ansible_collections.ethercluster.routing.plugins.module_utils.link_selection import (
+    from ansible_collections.ethercluster.routing.plugins.module_utils.power.fabric_state import fabric_state
+    from ansible_collections.ethercluster.routing.plugins.module_utils.power.selection import (
         DEFAULT_THRESHOLDS,
     )
-    from ansible_collections.ethercluster.routing.plugins.module_utils.power_measure import (
+    from ansible_collections.ethercluster.routing.plugins.module_utils.power.measure import (
         lossless_off,
         power_decision,
     )
-    from ansible_collections.ethercluster.routing.plugins.module_utils.snmp_counters import (
+    from ansible_collections.ethercluster.routing.plugins.module_utils.power.snmp_counters import (
         port_if_names,
         read_counters as snmp_counters,
     )
-    from ansible_collections.ethercluster.routing.plugins.module_utils.transition_run import (
+    from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition_run import (
         OvsDriver,
         check_platforms,
         read_counters,

@@ -17,7 +17,7 @@ from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller im
 
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.errors import TopologyError
-    from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
+    from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import (
         load_topology,
         topology_from_data,
     )

@@ -18,13 +18,14 @@ try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
         EtherclusterError,
     )
-    from ansible_collections.ethercluster.routing.plugins.module_utils.fabric_settings import (
+    from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.settings import (
         intent_settings,
         resolve,
         topology_file_settings,
         transition_options,
     )
-    from ansible_collections.ethercluster.routing.plugins.module_utils.intent import SCHEMA
+    from ansible_collections.ethercluster.routing.plugins.module_utils.intent.build import SCHEMA
+    from ansible_collections.ethercluster.routing.plugins.module_utils.intent.schema import validate_intent
     from ansible_collections.ethercluster.routing.plugins.module_utils.platforms.render import (
         CONFIG_DIR,
         render_configs,
@@ -63,6 +64,10 @@ def _read_intent(path, what):
             isinstance(entry, dict) and entry.get("platform") for entry in switches.values()):
         raise AnsibleFilterError("%s: %s has no switches (a mapping of switch -> entry with a platform)"
                                  % (what, path))
+    try:
+        validate_intent(intent, "%s: %s" % (what, path))
+    except EtherclusterError as exc:
+        raise AnsibleFilterError(str(exc))
     return intent
 
 

@@ -13,7 +13,7 @@ try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
         EtherclusterError,
     )
-    from ansible_collections.ethercluster.routing.plugins.module_utils.plan_outputs import (
+    from ansible_collections.ethercluster.routing.plugins.module_utils.report.outputs import (
         static_mac_table_data,
         vlan_assignment_data,
     )

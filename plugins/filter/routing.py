@@ -17,7 +17,7 @@ try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.routing import (
         compute_routing,
     )
-    from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
+    from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import (
         Topology,
         load_topology,
         topology_from_data,

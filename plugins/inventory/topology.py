@@ -109,11 +109,11 @@ from ansible.plugins.inventory import BaseInventoryPlugin, Constructable
 
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.errors import TopologyError
-    from ansible_collections.ethercluster.routing.plugins.module_utils.input_limits import (
+    from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.input_limits import (
         MAX_FILE_BYTES,
         read_text,
     )
-    from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
+    from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import (
         parse_yaml,
         topology_from_data,
     )

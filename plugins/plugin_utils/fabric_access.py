@@ -23,7 +23,7 @@ from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller im
 def load_fabric_topology(action, path):
     """The topology of controller file ``path`` (AnsibleError when missing)."""
     # planning code (networkx, PyYAML): loaded when used, like the actions' own imports
-    from ansible_collections.ethercluster.routing.plugins.module_utils.topology import load_topology
+    from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import load_topology
 
     found = controller_path(action, path)
     if found is None:

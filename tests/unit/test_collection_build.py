@@ -55,7 +55,7 @@ def test_artifact_contents(installed):
         names = set(tar.getnames())
     for needed in ("MANIFEST.json", "FILES.json", "meta/runtime.yml",
                    "plugins/inventory/topology.py", "plugins/action/topology_info.py",
-                   "plugins/modules/topology_info.py", "plugins/module_utils/topology.py",
+                   "plugins/modules/topology_info.py", "plugins/module_utils/fabric/topology.py",
                    "playbooks/show_topology.yml", "inventories/default/topology.yml"):
         assert needed in names, needed
     # local state never ships

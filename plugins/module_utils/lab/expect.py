@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..dot1q import Dot1qError, Dot1qFabric
+from ..verify.dot1q import Dot1qError, Dot1qFabric
 from ..errors import EtherclusterError
 
 DEFAULT_BURSTS = 3

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 from .plan import LAB_SCHEMA, LabError
 
 if TYPE_CHECKING:
-    from ..topology import Switch, Topology
+    from ..fabric.topology import Switch, Topology
 
 STATE_ROOT = "/run/ethercluster-lab"
 DEFAULT_MGMT_NETWORK = "198.51.100.0/24"

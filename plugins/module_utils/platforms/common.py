@@ -2,7 +2,7 @@
 # Copyright: ethercluster.routing contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """What the text renderers (``dell_os6``, ``huawei_vrp``, ``linux_bridge``)
-share: checking one switch's intent entry (INTENT.md ``switches.<name>``)
+share: checking one switch's intent entry (docs/intent.md ``switches.<name>``)
 into a canonical form, VLAN lists as ranges, interface names, MAC address
 spellings and the Jinja2 environment of ``templates/``.
 
@@ -30,8 +30,8 @@ from typing import Any
 import jinja2
 import netaddr
 
-from .. import device_strings
-from ..device_strings import UnsafeString
+from ..fabric import device_strings
+from ..fabric.device_strings import UnsafeString
 from .capabilities import PlatformError
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")

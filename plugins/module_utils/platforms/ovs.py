@@ -41,7 +41,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from ..device_strings import label
+from ..fabric.device_strings import label
 from typing import Any, NamedTuple
 
 from ..errors import EtherclusterError
@@ -163,7 +163,7 @@ class SwitchIntent(NamedTuple):
 
 
 def normalize_intent(config: Any, switch: str = "switch") -> SwitchIntent:
-    """Check one switch's entry of the intent (INTENT.md ``switches.<name>``)
+    """Check one switch's entry of the intent (docs/intent.md ``switches.<name>``)
     and return it as a :class:`SwitchIntent`.
 
     Raises :class:`OvsError` naming ``switches.<name>.<field>`` for anything

@@ -16,7 +16,7 @@ from typing import Any, cast
 
 from . import dell_os6, huawei_vrp, linux_bridge, ovs
 from .capabilities import require_renderable
-from ..device_strings import shown
+from ..fabric.device_strings import shown
 from .common import PlatformError, safe_string
 
 CONFIG_DIR = "configs"

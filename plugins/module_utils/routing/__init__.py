@@ -17,7 +17,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-from ..topology import Topology
+from ..fabric.topology import Topology
 from .base import RoutingError, RoutingFunction, down_set, select_paths  # noqa: F401
 
 ENGINES = {

@@ -34,10 +34,10 @@ from scipy import sparse
 from scipy.sparse import csgraph
 
 from ..errors import EtherclusterError, TopologyError
-from ..topology import Link
+from ..fabric.topology import Link
 
 if TYPE_CHECKING:
-    from ..topology import Topology
+    from ..fabric.topology import Topology
 
 
 # Sweeps over the destinations when balancing (see select_paths).

@@ -50,7 +50,7 @@ import numpy as np
 from .base import RoutingError, RoutingFunction, _Arrays, check_options, down_set, select_paths
 
 if TYPE_CHECKING:
-    from ..topology import Topology
+    from ..fabric.topology import Topology
 
 NAME = "dor"
 

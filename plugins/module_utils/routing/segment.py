@@ -81,7 +81,7 @@ from scipy.sparse import csgraph
 from .base import RoutingError, RoutingFunction, check_options, down_set, select_paths
 
 if TYPE_CHECKING:
-    from ..topology import Topology
+    from ..fabric.topology import Topology
 
 NAME = "segment"
 PLACEMENTS = ("balanced", "random")

@@ -28,7 +28,7 @@ from .base import RoutingFunction, check_options, down_set, select_paths
 from .updown import root_and_levels
 
 if TYPE_CHECKING:
-    from ..topology import Topology
+    from ..fabric.topology import Topology
 
 NAME = "stp"
 

@@ -68,7 +68,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from .base import RoutingError, RoutingFunction, check_options, down_set, select_paths, switch_option
 
 if TYPE_CHECKING:
-    from ..topology import Topology
+    from ..fabric.topology import Topology
 
 NAME = "tbtp"
 OPTIONS = {"root", "tree", "rule", "order"}

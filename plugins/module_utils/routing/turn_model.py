@@ -37,7 +37,7 @@ from .base import RoutingError, RoutingFunction, _Arrays, check_options, down_se
 from .dor import Grid
 
 if TYPE_CHECKING:
-    from ..topology import Topology
+    from ..fabric.topology import Topology
 
 NAME = "turn_model"
 MODELS = ("west_first", "north_last", "negative_first")

@@ -36,7 +36,7 @@ from scipy.sparse import csgraph
 from .base import RoutingError, RoutingFunction, _Arrays, check_options, down_set, select_paths, switch_option
 
 if TYPE_CHECKING:
-    from ..topology import Topology
+    from ..fabric.topology import Topology
 
 NAME = "updown"
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ansible_collections.ethercluster.routing.plugins.module_utils.documents import read_document
+from ansible_collections.ethercluster.routing.plugins.module_utils.intent.documents import read_document
 from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
 
 

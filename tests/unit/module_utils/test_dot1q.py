@@ -14,7 +14,7 @@ import itertools
 
 import pytest
 
-from ansible_collections.ethercluster.routing.plugins.module_utils.dot1q import (
+from ansible_collections.ethercluster.routing.plugins.module_utils.verify.dot1q import (
     Dot1qError,
     Dot1qFabric,
     simulate_8021q,
@@ -22,17 +22,12 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.dot1q import 
 from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
     EtherclusterError,
 )
-from ansible_collections.ethercluster.routing.plugins.module_utils.intent import (
-    PlanError,
-    plan,
-)
+from ansible_collections.ethercluster.routing.plugins.module_utils.intent.build import PlanError, plan
 from ansible_collections.ethercluster.routing.plugins.module_utils.routing import (
     ENGINES,
     compute_routing,
 )
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
-    topology_from_data,
-)
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
 
 MAC = {"h1": "02:00:00:00:00:01", "h2": "02:00:00:00:00:02", "h3": "02:00:00:00:00:03"}
 

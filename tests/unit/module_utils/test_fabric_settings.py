@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.ethercluster.routing.plugins.module_utils import metrics
-from ansible_collections.ethercluster.routing.plugins.module_utils.fabric_settings import (
+from ansible_collections.ethercluster.routing.plugins.module_utils.verify import metrics
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.settings import (
     CHOICES,
     DEFAULTS,
     FIELDS,
@@ -20,11 +20,9 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.fabric_settin
     topology_settings,
     transition_options,
 )
-from ansible_collections.ethercluster.routing.plugins.module_utils.intent import plan
-from ansible_collections.ethercluster.routing.plugins.module_utils.plan_outputs import PLAN_DEFAULTS
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
-    topology_from_data,
-)
+from ansible_collections.ethercluster.routing.plugins.module_utils.intent.build import plan
+from ansible_collections.ethercluster.routing.plugins.module_utils.report.outputs import PLAN_DEFAULTS
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
 
 RING = yaml.safe_load((Path(__file__).resolve().parents[1] / "fixtures" / "lab" / "ring3_topology.yml").read_text())
 

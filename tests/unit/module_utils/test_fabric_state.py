@@ -1,4 +1,4 @@
-"""Reading the fabric's state from the switches (module_utils/fabric_state.py):
+"""Reading the fabric's state from the switches (module_utils/power/fabric_state.py):
 a real OVS 3.1 answer parses into ports, PVIDs and banks; planned intents
 in bank A / bank B / both read back as that bank; a link is down when
 either end is admin down; ends at different speeds, empty switches and
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.ethercluster.routing.plugins.module_utils import fabric_state as fs
-from ansible_collections.ethercluster.routing.plugins.module_utils.intent import plan
+from ansible_collections.ethercluster.routing.plugins.module_utils.power import fabric_state as fs
+from ansible_collections.ethercluster.routing.plugins.module_utils.intent.build import plan
 from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import ovs
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import load_topology
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import load_topology
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lab"
 RING = load_topology(FIXTURES / "ring3_topology.yml")

@@ -7,9 +7,7 @@ import networkx as nx
 import pytest
 
 from ansible_collections.ethercluster.routing.plugins.module_utils.errors import TopologyError
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
-    topology_from_data,
-)
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
 
 
 def gen(**spec):

@@ -8,17 +8,17 @@ import textwrap
 
 import pytest
 
-from ansible_collections.ethercluster.routing.plugins.module_utils import input_limits
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric import input_limits
 from ansible_collections.ethercluster.routing.plugins.module_utils.errors import TopologyError
-from ansible_collections.ethercluster.routing.plugins.module_utils.fabric_settings import (
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.settings import (
     topology_file_settings,
 )
-from ansible_collections.ethercluster.routing.plugins.module_utils.generators import (
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.generators import (
     MAX_HOSTS_PER_SWITCH,
     Size,
     planned_size,
 )
-from ansible_collections.ethercluster.routing.plugins.module_utils.input_limits import (
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.input_limits import (
     MAX_DEPTH,
     MAX_FILE_BYTES,
     MAX_HOSTS,
@@ -30,7 +30,7 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.input_limits 
     measure_yaml,
     read_text,
 )
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import (
     load_topology,
     parse_yaml,
     topology_from_data,
@@ -140,7 +140,7 @@ def test_plan_settings_of_a_deep_file_do_not_crash_the_controller(tmp_path):
     path = tmp_path / "deep.yml"
     path.write_text(nested(100000), encoding="utf-8")
     code = ("import sys; sys.path[:0] = %r\n"
-            "from ansible_collections.ethercluster.routing.plugins.module_utils.fabric_settings "
+            "from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.settings "
             "import topology_file_settings\n"
             "print(topology_file_settings(%r))" % (sys.path, str(path)))
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,

@@ -13,12 +13,12 @@ import json
 import pytest
 
 import paper_routings
-from ansible_collections.ethercluster.routing.plugins.module_utils import metrics
-from ansible_collections.ethercluster.routing.plugins.module_utils.dot1q import Dot1qFabric
+from ansible_collections.ethercluster.routing.plugins.module_utils.verify import metrics
+from ansible_collections.ethercluster.routing.plugins.module_utils.verify.dot1q import Dot1qFabric
 from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
     EtherclusterError,
 )
-from ansible_collections.ethercluster.routing.plugins.module_utils.intent import (
+from ansible_collections.ethercluster.routing.plugins.module_utils.intent.build import (
     SCHEMA,
     PlanError,
     build_intent,
@@ -29,16 +29,14 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.intent import
     routing_checks,
     simulate_8021q,
 )
-from ansible_collections.ethercluster.routing.plugins.module_utils.macs import static_mac_table
+from ansible_collections.ethercluster.routing.plugins.module_utils.assign.macs import static_mac_table
 from ansible_collections.ethercluster.routing.plugins.module_utils.routing import compute_routing
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
-    topology_from_data,
-)
-from ansible_collections.ethercluster.routing.plugins.module_utils.vlans import (
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
+from ansible_collections.ethercluster.routing.plugins.module_utils.assign.vlans import (
     VLAN_BANKS,
     renamed_assignment,
 )
-from ansible_collections.ethercluster.routing.plugins.module_utils import cdg
+from ansible_collections.ethercluster.routing.plugins.module_utils.verify import cdg
 
 
 def topo(switch_defaults=None, **spec):

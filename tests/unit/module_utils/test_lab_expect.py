@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.ethercluster.routing.plugins.module_utils.dot1q import Dot1qFabric
+from ansible_collections.ethercluster.routing.plugins.module_utils.verify.dot1q import Dot1qFabric
 from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
     EtherclusterError,
 )
-from ansible_collections.ethercluster.routing.plugins.module_utils.intent import plan
+from ansible_collections.ethercluster.routing.plugins.module_utils.intent.build import plan
 from ansible_collections.ethercluster.routing.plugins.module_utils.lab.expect import (
     ExpectError,
     choose_burst_pairs,
@@ -27,9 +27,7 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.lab.expect im
     planned_path,
     verification_plan,
 )
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
-    topology_from_data,
-)
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
 
 RING3_INTENT = Path(__file__).resolve().parents[1] / "fixtures" / "lab" / "ring3_intent.yml"
 

@@ -1,5 +1,5 @@
 """The lab's layout and command plans (pure; nothing is run here — the real
-lab is built by tests/unit/lab/test_lab_wire.py)."""
+lab is built by tests/integration/lab/test_lab_wire.py)."""
 
 import ipaddress
 from pathlib import Path
@@ -11,7 +11,7 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.errors import
 from ansible_collections.ethercluster.routing.plugins.module_utils.lab import plan
 from ansible_collections.ethercluster.routing.plugins.module_utils.lab.layout import lab_layout
 from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import ovs
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import (
     load_topology,
     topology_from_data,
 )

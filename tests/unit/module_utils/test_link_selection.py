@@ -15,17 +15,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.ethercluster.routing.plugins.module_utils import link_selection as ls
-from ansible_collections.ethercluster.routing.plugins.module_utils import metrics, power
-from ansible_collections.ethercluster.routing.plugins.module_utils.cdg import verify_routing
+from ansible_collections.ethercluster.routing.plugins.module_utils.power import selection as ls
+from ansible_collections.ethercluster.routing.plugins.module_utils.verify import metrics
+from ansible_collections.ethercluster.routing.plugins.module_utils.power import model as power
+from ansible_collections.ethercluster.routing.plugins.module_utils.verify.cdg import verify_routing
 from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
-from ansible_collections.ethercluster.routing.plugins.module_utils.link_selection import (
-    SelectionError,
-)
+from ansible_collections.ethercluster.routing.plugins.module_utils.power.selection import SelectionError
 from ansible_collections.ethercluster.routing.plugins.module_utils.routing import compute_routing
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
-    topology_from_data,
-)
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
 
 
 def generated(**spec):

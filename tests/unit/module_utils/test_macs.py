@@ -10,19 +10,17 @@ import itertools
 
 import pytest
 
-from ansible_collections.ethercluster.routing.plugins.module_utils.dot1q import Dot1qFabric
-from ansible_collections.ethercluster.routing.plugins.module_utils.intent import build_intent
-from ansible_collections.ethercluster.routing.plugins.module_utils.macs import (
+from ansible_collections.ethercluster.routing.plugins.module_utils.verify.dot1q import Dot1qFabric
+from ansible_collections.ethercluster.routing.plugins.module_utils.intent.build import build_intent
+from ansible_collections.ethercluster.routing.plugins.module_utils.assign.macs import (
     MacError,
     learned_entry_counts,
     self_learning_plan,
     static_mac_table,
 )
 from ansible_collections.ethercluster.routing.plugins.module_utils.routing import compute_routing
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
-    topology_from_data,
-)
-from ansible_collections.ethercluster.routing.plugins.module_utils.vlans import (
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
+from ansible_collections.ethercluster.routing.plugins.module_utils.assign.vlans import (
     fixed_assignment,
     renamed_assignment,
 )

@@ -13,15 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.ethercluster.routing.plugins.module_utils import metrics
+from ansible_collections.ethercluster.routing.plugins.module_utils.verify import metrics
 from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
-from ansible_collections.ethercluster.routing.plugins.module_utils.metrics import (
+from ansible_collections.ethercluster.routing.plugins.module_utils.verify.metrics import (
     MetricsError,
     TrafficPatternError,
 )
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
-    topology_from_data,
-)
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
 
 
 # ------------------------------------------------------------------ helpers

@@ -12,12 +12,12 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from ansible_collections.ethercluster.routing.plugins.module_utils import fabric_svg as svg
+from ansible_collections.ethercluster.routing.plugins.module_utils.report import svg as svg
 from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
     EtherclusterError,
     TopologyError,
 )
-from ansible_collections.ethercluster.routing.plugins.module_utils.plan_outputs import (
+from ansible_collections.ethercluster.routing.plugins.module_utils.report.outputs import (
     INTENT_FILE,
     PICTURE_FILE,
     REPORT_FILE,
@@ -28,9 +28,7 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.plan_outputs 
     run_plan,
     sync_files,
 )
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
-    topology_from_data,
-)
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
 
 NS = {"svg": "http://www.w3.org/2000/svg"}
 

@@ -7,12 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.ethercluster.routing.plugins.module_utils import power
+from ansible_collections.ethercluster.routing.plugins.module_utils.power import model as power
 from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
-from ansible_collections.ethercluster.routing.plugins.module_utils.power import PowerError
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
-    topology_from_data,
-)
+from ansible_collections.ethercluster.routing.plugins.module_utils.power.model import PowerError
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
 
 
 def pair_fabric(profile_a=None, profile_b=None, links=2, hosts=(1, 1)):

@@ -1,4 +1,4 @@
-"""Measured utilisation for power_save (module_utils/power_measure.py): port
+"""Measured utilisation for power_save (module_utils/power/measure.py): port
 counters read several times become per-channel utilisation samples at the
 speeds the switches run; a counter that went backwards counts 0; the
 decision (link_selection.decide) sees the link states read from the
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.ethercluster.routing.plugins.module_utils import power_measure as pm
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import load_topology
+from ansible_collections.ethercluster.routing.plugins.module_utils.power import measure as pm
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import load_topology
 
 RING = load_topology(Path(__file__).resolve().parents[1] / "fixtures" / "lab" /
                      "ring3_topology.yml")
@@ -67,11 +67,11 @@ def test_decide_keeps_on_a_link_only_a_drain_could_switch_off():
     """On the 4x4 torus with segment routing, sw0--sw1 (link 0) can only be
     switched off through a drain: with every link quiet, the veto makes
     decide() pick another link and say why it kept link 0."""
-    from ansible_collections.ethercluster.routing.plugins.module_utils.link_selection import decide
-    from ansible_collections.ethercluster.routing.plugins.module_utils.power_measure import (
-        lossless_off)
-    from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
-        topology_from_data)
+    from ansible_collections.ethercluster.routing.plugins.module_utils.power.selection import decide
+    from ansible_collections.ethercluster.routing.plugins.module_utils.power.measure import lossless_off
+    from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import (
+        topology_from_data,
+    )
     topology = topology_from_data({"generate": {"kind": "torus", "dims": [4, 4]}})
     quiet = [[0.0] * len(topology.channels)] * 3
     plain = decide(topology, None, None, quiet, {"max_changes": 1})

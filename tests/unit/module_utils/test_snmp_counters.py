@@ -1,14 +1,12 @@
-"""IF-MIB port counters (module_utils/snmp_counters.py), without an agent:
+"""IF-MIB port counters (module_utils/power/snmp_counters.py), without an agent:
 a topology port is named by the switch's interface names, else a pattern,
 else itself; ifName entries map ports to ifIndex, and ports the switch does
 not have are named in the error. (The lab test reads a real snmpd.)"""
 
 import pytest
 
-from ansible_collections.ethercluster.routing.plugins.module_utils import snmp_counters as sc
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
-    topology_from_data,
-)
+from ansible_collections.ethercluster.routing.plugins.module_utils.power import snmp_counters as sc
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
 
 TOPOLOGY = topology_from_data({
     "name": "two",

@@ -5,7 +5,7 @@ import os
 import pytest
 
 from ansible_collections.ethercluster.routing.plugins.module_utils.errors import TopologyError
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import (
     Endpoint,
     load_topology,
     normalize_mac,

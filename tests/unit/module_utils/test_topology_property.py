@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.ethercluster.routing.plugins.module_utils.errors import TopologyError
-from ansible_collections.ethercluster.routing.plugins.module_utils.generators import KINDS
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.generators import KINDS
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import (
     Topology,
     load_topology,
     parse_yaml,

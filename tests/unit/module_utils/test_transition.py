@@ -20,19 +20,17 @@ import json
 import networkx as nx
 import pytest
 
-from ansible_collections.ethercluster.routing.plugins.module_utils.dot1q import Dot1qFabric
+from ansible_collections.ethercluster.routing.plugins.module_utils.verify.dot1q import Dot1qFabric
 from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
     EtherclusterError,
 )
-from ansible_collections.ethercluster.routing.plugins.module_utils.intent import plan
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
-    topology_from_data,
-)
-from ansible_collections.ethercluster.routing.plugins.module_utils.link_selection import (
+from ansible_collections.ethercluster.routing.plugins.module_utils.intent.build import plan
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
+from ansible_collections.ethercluster.routing.plugins.module_utils.power.selection import (
     LinkSelectionProblem,
     greedy_selection,
 )
-from ansible_collections.ethercluster.routing.plugins.module_utils.transition import (
+from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition import (
     TransitionError,
     _plan_from_routing,
     held_intent,

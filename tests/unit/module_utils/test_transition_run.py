@@ -1,6 +1,6 @@
-"""The transition executor (module_utils/transition_run.py) against an
+"""The transition executor (module_utils/power/transition_run.py) against an
 in-memory fabric of OVS switches (a fake driver holding parsed states) and a
-small hand-built planner (the real one is module_utils/transition.py).
+small hand-built planner (the real one is module_utils/power/transition.py).
 
 Proves: steps run in order; a parallel push writes its switches at the same
 time (a barrier that only opens when all are inside) and an ordered push in
@@ -16,15 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.ethercluster.routing.plugins.module_utils import transition_run as tr
+from ansible_collections.ethercluster.routing.plugins.module_utils.power import transition_run as tr
 from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
-from ansible_collections.ethercluster.routing.plugins.module_utils.fabric_state import fabric_state
-from ansible_collections.ethercluster.routing.plugins.module_utils.intent import plan
+from ansible_collections.ethercluster.routing.plugins.module_utils.power.fabric_state import fabric_state
+from ansible_collections.ethercluster.routing.plugins.module_utils.intent.build import plan
 from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import ovs
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.connections import (
     SwitchConnectionError,
 )
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import (
     load_topology,
     topology_from_data,
 )
@@ -246,13 +246,11 @@ def test_switches_holding_something_else_are_refused(fabric):
 
 
 def test_the_planners_steps_run_and_resume_on_the_in_memory_fabric(fabric):
-    """With the real planner (module_utils/transition.py): the install step
+    """With the real planner (module_utils/power/transition.py): the install step
     leaves both banks on every switch; a failure in a flip leaves a mixed
     fabric that fabric_state names; the re-run resumes and ends in the
     planned state."""
-    from ansible_collections.ethercluster.routing.plugins.module_utils.transition import (
-        plan_transition,
-    )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition import plan_transition
     fabric.fail_writes_on = {("sw0", 2)}  # sw0 takes the install, then fails its flip
     with pytest.raises(tr.TransitionRunError, match="flip sw0"):
         tr.execute(RING, "off", LINK, fabric, plan_transition, settled, sleep=lambda s: None)

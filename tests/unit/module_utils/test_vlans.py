@@ -13,17 +13,15 @@ import numpy as np
 import pytest
 
 import paper_routings
-from ansible_collections.ethercluster.routing.plugins.module_utils import cdg
-from ansible_collections.ethercluster.routing.plugins.module_utils.dot1q import Dot1qFabric
-from ansible_collections.ethercluster.routing.plugins.module_utils.intent import plan
+from ansible_collections.ethercluster.routing.plugins.module_utils.verify import cdg
+from ansible_collections.ethercluster.routing.plugins.module_utils.verify.dot1q import Dot1qFabric
+from ansible_collections.ethercluster.routing.plugins.module_utils.intent.build import plan
 from ansible_collections.ethercluster.routing.plugins.module_utils.routing import compute_routing
 from ansible_collections.ethercluster.routing.plugins.module_utils.routing.base import (
     RoutingFunction,
 )
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
-    topology_from_data,
-)
-from ansible_collections.ethercluster.routing.plugins.module_utils.vlans import (
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
+from ansible_collections.ethercluster.routing.plugins.module_utils.assign.vlans import (
     ALWAYS_RESERVED,
     VLAN_BANKS,
     VlanError,
@@ -390,7 +388,7 @@ def test_vlan_on_channel_and_channel_vlans():
 def accepted_by_every_check(topology, routing, kind):
     """Plan with this very routing (through a stub engine) and require every
     check to pass: a VLAN count below the paper's is only acceptable then."""
-    from ansible_collections.ethercluster.routing.plugins.module_utils import intent as intent_mod
+    from ansible_collections.ethercluster.routing.plugins.module_utils.intent import build as intent_mod
 
     original = intent_mod.compute_routing
     intent_mod.compute_routing = lambda topology, engine, down=(), **options: routing

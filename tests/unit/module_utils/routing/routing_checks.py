@@ -4,9 +4,7 @@ import collections
 
 import networkx as nx
 
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
-    topology_from_data,
-)
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
 
 
 def gen(**spec):

@@ -5,9 +5,7 @@ from hypothesis import strategies as st
 from routing_checks import allowed_turn_graph
 
 from ansible_collections.ethercluster.routing.plugins.module_utils.errors import TopologyError
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
-    topology_from_data,
-)
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
 
 
 def build(spec):

@@ -22,9 +22,7 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.routing.base 
     select_paths,
     turns,
 )
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
-    topology_from_data,
-)
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
 
 
 def line(count=3, hosts=None, down=()):

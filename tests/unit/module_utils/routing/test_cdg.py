@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from routing_checks import gen
 
-from ansible_collections.ethercluster.routing.plugins.module_utils.cdg import (
+from ansible_collections.ethercluster.routing.plugins.module_utils.verify.cdg import (
     assert_deadlock_free,
     channel_dependency_graph,
     first_cycle,

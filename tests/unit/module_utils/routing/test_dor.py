@@ -6,7 +6,7 @@ import networkx as nx
 import pytest
 from routing_checks import allowed_turn_graph, assert_valid_path, channel_loads, gen
 
-from ansible_collections.ethercluster.routing.plugins.module_utils.cdg import verify_routing
+from ansible_collections.ethercluster.routing.plugins.module_utils.verify.cdg import verify_routing
 from ansible_collections.ethercluster.routing.plugins.module_utils.routing import (
     compute_routing,
 )
@@ -14,9 +14,7 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.routing impor
 from ansible_collections.ethercluster.routing.plugins.module_utils.routing.base import (
     RoutingError,
 )
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
-    topology_from_data,
-)
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
 
 GRIDS = [
     {"kind": "mesh", "dims": [4, 4]},

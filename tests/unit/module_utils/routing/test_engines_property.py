@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 from routing_checks import assert_valid_path
 
-from ansible_collections.ethercluster.routing.plugins.module_utils.cdg import verify_routing
+from ansible_collections.ethercluster.routing.plugins.module_utils.verify.cdg import verify_routing
 from ansible_collections.ethercluster.routing.plugins.module_utils.errors import TopologyError
 from ansible_collections.ethercluster.routing.plugins.module_utils.routing import (
     compute_routing,
@@ -17,9 +17,7 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.routing.base 
     RoutingError,
     down_set,
 )
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
-    topology_from_data,
-)
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
 
 ENGINES = ["dor", "west_first", "north_last", "negative_first", "updown", "stp"]
 

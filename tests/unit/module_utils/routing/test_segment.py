@@ -19,7 +19,7 @@ from routing_checks import channel_loads
 from routing_checks import gen as generated
 from segment_fabrics import build, explicit, fabric_specs, turn_graph_is_acyclic
 
-from ansible_collections.ethercluster.routing.plugins.module_utils.cdg import verify_routing
+from ansible_collections.ethercluster.routing.plugins.module_utils.verify.cdg import verify_routing
 from ansible_collections.ethercluster.routing.plugins.module_utils.routing import (
     compute_routing, segment)
 from ansible_collections.ethercluster.routing.plugins.module_utils.routing.base import (

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.ethercluster.routing.plugins.module_utils.cdg import verify_routing
+from ansible_collections.ethercluster.routing.plugins.module_utils.verify.cdg import verify_routing
 from ansible_collections.ethercluster.routing.plugins.module_utils.routing import (
     compute_routing, tbtp)
 from ansible_collections.ethercluster.routing.plugins.module_utils.routing.base import (

@@ -19,7 +19,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import (
     load_topology,
     topology_from_data,
 )

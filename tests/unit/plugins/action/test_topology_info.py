@@ -7,7 +7,7 @@ import subprocess
 import sys
 import textwrap
 
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import (
     load_topology,
     topology_from_data,
 )

@@ -17,11 +17,8 @@ from ansible_collections.ethercluster.routing.plugins.filter.intended import (
     intended_intent,
     inventory_problems,
 )
-from ansible_collections.ethercluster.routing.plugins.module_utils.fabric_settings import DEFAULTS
-from ansible_collections.ethercluster.routing.plugins.module_utils.plan_outputs import (
-    run_plan,
-    sync_files,
-)
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.settings import DEFAULTS
+from ansible_collections.ethercluster.routing.plugins.module_utils.report.outputs import run_plan, sync_files
 
 # the lab's ring, two of its switches on other platforms
 RING = yaml.safe_load((Path(__file__).resolve().parents[2] / "fixtures" / "lab" / "ring3_topology.yml").read_text())

@@ -11,8 +11,8 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.ethercluster.routing.plugins.filter.plan import FilterModule
-from ansible_collections.ethercluster.routing.plugins.module_utils.plan_outputs import run_plan
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
+from ansible_collections.ethercluster.routing.plugins.module_utils.report.outputs import run_plan
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import (
     load_topology,
     topology_from_data,
 )

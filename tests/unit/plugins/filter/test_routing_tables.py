@@ -10,9 +10,7 @@ from ansible_collections.ethercluster.routing.plugins.filter.routing import (
     FilterModule,
     routing_tables,
 )
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
-    topology_from_data,
-)
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
 
 MESH = {"generate": {"kind": "mesh", "dims": [3, 3]}}
 

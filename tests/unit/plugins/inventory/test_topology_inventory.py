@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from ansible_collections.ethercluster.routing.plugins.inventory.topology import InventoryModule
-from ansible_collections.ethercluster.routing.plugins.module_utils.topology import (
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import (
     load_topology,
     topology_from_data,
 )
