@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import json
 
-import yaml
-
-from ..errors import EtherclusterError
+from ..errors import EtherclusterError, TopologyError
+from ..fabric.input_limits import load_yaml_text
 from .schema import validate_intent
 
 
@@ -22,10 +21,17 @@ def read_document(path, field="src"):
             text = handle.read()
     except (OSError, UnicodeDecodeError) as exc:
         raise EtherclusterError("%s: cannot read %s: %s" % (field, path, exc))
+    if not str(path).endswith(".json"):
+        # YAML through the topology loader's limits (nesting, alias expansion,
+        # duplicate keys): an alias bomb is refused before it is built
+        try:
+            return load_yaml_text(text, "%s: %s" % (field, path))
+        except TopologyError as exc:
+            raise EtherclusterError(str(exc)) from None
     try:
-        return json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
-    except (ValueError, yaml.YAMLError) as exc:
-        raise EtherclusterError("%s: %s is not valid JSON/YAML: %s" % (field, path, exc))
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise EtherclusterError("%s: %s is not valid JSON: %s" % (field, path, exc)) from None
 
 
 def read_intent(path, field="src"):
