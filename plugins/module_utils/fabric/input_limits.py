@@ -105,6 +105,71 @@ def read_text(path: Any, source: str | None = None) -> str:
     return text
 
 
+class _Measure:
+    """The running count of :func:`measure_yaml`: nodes so far (aliases
+    expanded), the deepest level reached, per anchor the (expanded size,
+    height) of its node, and the open collections ``[size, height, anchor]``."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.total = 0
+        self.deepest = 0
+        self.anchors: dict[str, tuple[int, int]] = {}
+        self.stack: list[list] = []
+
+    def node(self, size: int, height: int, event: Any) -> None:
+        """Account one complete node (scalar or alias) at the current level."""
+        self.total += size
+        reach = len(self.stack) + height
+        self.deepest = max(self.deepest, reach)
+        if reach > MAX_DEPTH:
+            raise TopologyError("line %d: the YAML nests %d levels deep, more than the %d a topology "
+                                "file may have (%s)" % (_line(event), reach, MAX_DEPTH, LIMITS_DOC),
+                                self.source)
+        if self.total > MAX_YAML_NODES:
+            raise TopologyError(
+                "line %d: with its aliases expanded the YAML holds more than %d nodes, the most a "
+                "topology file may have (%s); an alias bomb?" % (_line(event), MAX_YAML_NODES, LIMITS_DOC),
+                self.source)
+
+    def finish(self, size: int, height: int) -> None:
+        """A node is complete: it counts in its parent collection."""
+        if self.stack:
+            self.stack[-1][0] += size
+            self.stack[-1][1] = max(self.stack[-1][1], height + 1)
+
+    def alias(self, event: Any) -> None:
+        """An alias costs its anchor's expanded size, in constant time."""
+        name = event.anchor or ""
+        if any(frame[2] == name for frame in self.stack):
+            raise TopologyError("line %d: alias *%s refers to a node that contains it (a recursive "
+                                "structure cannot describe a fabric)" % (_line(event), name), self.source)
+        # an undefined alias counts as one node; the loader reports it with its line
+        size, height = self.anchors.get(name, (1, 1))
+        self.node(size, height, event)
+        self.finish(size, height)
+
+    def event(self, event: Any) -> None:
+        """Account one parser event."""
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            self.node(1, 1, event)
+            self.stack.append([1, 1, event.anchor])
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            size, height, anchor = self.stack.pop()
+            if anchor is not None:
+                self.anchors[anchor] = (size, height)
+            self.finish(size, height)
+        elif isinstance(event, yaml.ScalarEvent):
+            self.node(1, 1, event)
+            if event.anchor is not None:
+                self.anchors[event.anchor] = (1, 1)
+            self.finish(1, 1)
+        elif isinstance(event, yaml.AliasEvent):
+            self.alias(event)
+        elif isinstance(event, yaml.DocumentStartEvent):
+            self.anchors = {}
+
+
 def measure_yaml(text: str, source: str = "<topology>") -> tuple[int, int]:
     """Measure YAML text without building it: ``(nodes, depth)``, the node
     count with every alias expanded and the deepest nesting (the top level
@@ -115,58 +180,10 @@ def measure_yaml(text: str, source: str = "<topology>") -> tuple[int, int]:
     :data:`MAX_DEPTH`, expands beyond :data:`MAX_YAML_NODES` or holds an
     alias inside its own anchor (a recursive structure); yaml.YAMLError
     when it is not YAML at all."""
-    total = 0
-    deepest = 0
-    anchors: dict[str, tuple[int, int]] = {}  # anchor -> (expanded size, height) of its node
-    stack: list[list] = []  # open collections: [size, height, anchor]
-
-    def node(size, height, event):
-        """Account one complete node (scalar or alias) at the current level."""
-        nonlocal total, deepest
-        total += size
-        reach = len(stack) + height
-        deepest = max(deepest, reach)
-        if reach > MAX_DEPTH:
-            raise TopologyError("line %d: the YAML nests %d levels deep, more than the %d a topology "
-                                "file may have (%s)" % (_line(event), reach, MAX_DEPTH, LIMITS_DOC),
-                                source)
-        if total > MAX_YAML_NODES:
-            raise TopologyError(
-                "line %d: with its aliases expanded the YAML holds more than %d nodes, the most a "
-                "topology file may have (%s); an alias bomb?" % (_line(event), MAX_YAML_NODES, LIMITS_DOC),
-                source)
-
-    def finish(size, height):
-        if stack:
-            stack[-1][0] += size
-            stack[-1][1] = max(stack[-1][1], height + 1)
-
+    measure = _Measure(source)
     for event in yaml.parse(text, Loader=_BaseLoader):
-        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-            node(1, 1, event)
-            stack.append([1, 1, event.anchor])
-        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-            size, height, anchor = stack.pop()
-            if anchor is not None:
-                anchors[anchor] = (size, height)
-            finish(size, height)
-        elif isinstance(event, yaml.ScalarEvent):
-            node(1, 1, event)
-            if event.anchor is not None:
-                anchors[event.anchor] = (1, 1)
-            finish(1, 1)
-        elif isinstance(event, yaml.AliasEvent):
-            name = event.anchor or ""
-            if any(frame[2] == name for frame in stack):
-                raise TopologyError("line %d: alias *%s refers to a node that contains it (a recursive "
-                                    "structure cannot describe a fabric)" % (_line(event), name), source)
-            # an undefined alias counts as one node; the loader reports it with its line
-            size, height = anchors.get(name, (1, 1))
-            node(size, height, event)
-            finish(size, height)
-        elif isinstance(event, yaml.DocumentStartEvent):
-            anchors = {}
-    return total, deepest
+        measure.event(event)
+    return measure.total, measure.deepest
 
 
 def _line(event):
