@@ -64,3 +64,35 @@ def test_no_stage_imports_a_later_one(path):
             continue
         later.append(target)
     assert later == [], "%s (stage %s) imports later stages: %s" % (path.relative_to(MODULE_UTILS), own, later)
+
+
+def _public_functions(path):
+    """(name, node) of the module's public functions and public methods of public classes."""
+    tree = ast.parse(path.read_text())
+    for node in tree.body:
+        members = [node]
+        if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+            members = [item for item in node.body if isinstance(item, ast.FunctionDef)]
+        for item in members:
+            if isinstance(item, ast.FunctionDef) and not item.name.startswith("_"):
+                yield "%s.%s" % (node.name, item.name) if item is not node else item.name, item
+
+
+@pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(MODULE_UTILS)) for p in FILES])
+def test_public_functions_carry_type_hints(path):
+    # mypy (scripts/test, step types) checks what the hints say; this checks they are there
+    bare = []
+    for name, node in _public_functions(path):
+        arguments = [a for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs
+                     if a.arg not in ("self", "cls")]
+        if node.returns is None or any(a.annotation is None for a in arguments):
+            bare.append(name)
+    assert bare == []
+
+
+@pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(MODULE_UTILS)) for p in FILES])
+def test_no_function_is_longer_than_60_lines(path):
+    long = ["%s (%d lines)" % (node.name, node.end_lineno - node.lineno + 1)
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno + 1 > 60]
+    assert long == []

@@ -65,7 +65,7 @@ def planned_size(spec: Any) -> Size:
     return _plan(spec)[2]
 
 
-def generate(spec):
+def generate(spec: Any) -> dict[str, Any]:
     """Expand a generator spec into explicit topology data (a dict with
     ``switches``, ``links``, ``hosts`` and, for meshes and tori, ``shape``).
 

@@ -22,6 +22,7 @@ reads back exactly what was deployed (:func:`intent_settings`).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import yaml
 
@@ -122,7 +123,7 @@ def _field(field, value, where):
     raise FabricSettingsError("%s: unknown field" % where)  # pragma: no cover - FIELDS guard
 
 
-def parse_settings(data, source="", prefix="fabric."):
+def parse_settings(data: Any, source: str = "", prefix: str = "fabric.") -> dict[str, Any]:
     """The settings of one layer: ``data`` (a mapping of field -> value)
     checked and normalised. A None value means "not set in this layer" and
     is left out. Raises FabricSettingsError naming ``source`` and
@@ -147,7 +148,7 @@ def parse_settings(data, source="", prefix="fabric."):
     return settings
 
 
-def topology_settings(data, source=""):
+def topology_settings(data: Any, source: str = "") -> dict[str, Any]:
     """The ``fabric:`` block of topology data (the file's top-level mapping),
     parsed; ``{}`` when there is none."""
     if not isinstance(data, Mapping):
@@ -155,7 +156,7 @@ def topology_settings(data, source=""):
     return parse_settings(data.get("fabric"), source=source, prefix="fabric.")
 
 
-def topology_file_settings(path):
+def topology_file_settings(path: Any) -> dict[str, Any]:
     """The ``fabric:`` block of the topology file at ``path``; ``{}`` when
     the file has none. A file that cannot be read or parsed gives ``{}``:
     loading the topology itself reports that, with the line."""
@@ -167,7 +168,7 @@ def topology_file_settings(path):
     return topology_settings(data, source=str(path))
 
 
-def resolve(*layers):
+def resolve(*layers: tuple[str, dict[str, Any]]) -> tuple[dict[str, Any], dict[str, str]]:
     """Merge layers of settings (each a mapping field -> value, already
     parsed; the later wins field by field) over :data:`DEFAULTS`. Returns
     ``(settings, sources)``: every field's value, and per field the name of
@@ -184,7 +185,7 @@ def resolve(*layers):
     return settings, sources
 
 
-def intent_settings(intent):
+def intent_settings(intent: Any) -> dict[str, Any]:
     """The settings an intent was planned with: ``intent.fabric.settings``
     when the plan recorded them, else what older intents carry in
     ``intent.fabric`` (routing, engine options, assignment, bank, MAC
@@ -205,7 +206,7 @@ def intent_settings(intent):
     return resolve(("intent", layer))[0]
 
 
-def transition_options(settings):
+def transition_options(settings: Mapping[str, Any]) -> dict[str, Any]:
     """From full settings, the options a link transition must reproduce as
     deployed: ``routing``, ``assignment``, ``engine_options`` and
     ``plan_options`` (vlan_range, traffic, max_broadcast_copies, those that

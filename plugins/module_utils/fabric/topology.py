@@ -21,8 +21,10 @@ The file format is documented in docs/topology.md.
 
 from __future__ import annotations
 
+import os
 import re
-from typing import NamedTuple
+from collections.abc import Iterable
+from typing import Any, NamedTuple
 
 import networkx as nx
 from netaddr import EUI, AddrFormatError, mac_unix_expanded
@@ -85,7 +87,7 @@ class Switch(NamedTuple):
     interface_pattern: str | None = None
     interface_names: dict | None = None  # {port (str): name}, as given in the file
 
-    def interface_name(self, port):
+    def interface_name(self, port: str | int) -> str | None:
         """The platform's name of topology port ``port`` on this switch:
         from ``interface_names``, else ``interface_pattern``, else None
         (the renderer's default pattern applies)."""
@@ -107,11 +109,11 @@ class Link(NamedTuple):
     state: str = "up"
 
     @property
-    def name(self):
+    def name(self) -> str:
         return "%s--%s" % (self.a, self.b)
 
     @property
-    def channels(self):
+    def channels(self) -> tuple[int, int]:
         return (2 * self.index, 2 * self.index + 1)
 
 
@@ -139,7 +141,7 @@ class Channel(NamedTuple):
         return "%s:%s->%s:%s" % (self.src, self.src_port, self.dst, self.dst_port)
 
 
-def normalize_mac(value):
+def normalize_mac(value: Any) -> str:
     """Return ``value`` as a lower-case colon-separated MAC, or raise ValueError."""
     if not isinstance(value, str):
         raise ValueError("must be a string such as \"02:00:00:00:00:01\"")
@@ -201,22 +203,22 @@ class Topology:
         return "<Topology %s: %d switches, %d links, %d hosts>" % (
             self.name, len(self.switches), len(self.links), len(self.hosts))
 
-    def switch_names(self):
+    def switch_names(self) -> list[str]:
         """Switch names in id order (file order, or generator order)."""
         return list(self.switches)
 
-    def channel(self, channel_id):
+    def channel(self, channel_id: int) -> Channel:
         return self.channels[channel_id]
 
-    def channel_from(self, switch, port):
+    def channel_from(self, switch: str, port: str | int) -> Channel | None:
         """The channel that leaves ``switch`` on ``port`` (None for host ports)."""
         return self._channel_at.get(Endpoint(switch, str(port)))
 
-    def reverse(self, channel):
+    def reverse(self, channel: Channel) -> Channel:
         """The opposite direction of the same link."""
         return self.channels[channel.id ^ 1]
 
-    def link(self, ref):
+    def link(self, ref: int | str) -> Link:
         """A link by index, by ``"sw:port"`` of either end, or by its name
         ``"swA:p--swB:q"``. Raises TopologyError naming what was asked."""
         if isinstance(ref, int) and not isinstance(ref, bool):
@@ -237,21 +239,21 @@ class Topology:
         raise TopologyError("no switch-to-switch link at %r (write it as \"switch:port\")" % text,
                             self.source)
 
-    def out_channels(self, switch, down=()):
+    def out_channels(self, switch: str, down: Iterable[int] = ()) -> list[Channel]:
         """Channels leaving ``switch`` over links that are up and not in ``down``."""
         down = set(down)
         return [ch for ch in self._out[switch]
                 if ch.link not in down and self.links[ch.link].state == "up"]
 
-    def in_channels(self, switch, down=()):
+    def in_channels(self, switch: str, down: Iterable[int] = ()) -> list[Channel]:
         down = set(down)
         return [ch for ch in self._in[switch]
                 if ch.link not in down and self.links[ch.link].state == "up"]
 
-    def hosts_on(self, switch):
+    def hosts_on(self, switch: str) -> list[Host]:
         return list(self._hosts_on[switch])
 
-    def neighbours(self, switch):
+    def neighbours(self, switch: str) -> list[dict[str, Any]]:
         """Per used inter-switch port: who is at the other end of its link."""
         result = []
         for channel in self._out[switch]:
@@ -261,16 +263,16 @@ class Topology:
                            "speed_mbps": link.speed_mbps, "state": link.state})
         return result
 
-    def used_ports(self, switch):
+    def used_ports(self, switch: str) -> list[str]:
         ports = [ch.src_port for ch in self._out[switch]]
         ports.extend(host.port for host in self._hosts_on[switch])
         return sorted(ports, key=_port_key)
 
-    def down_links(self):
+    def down_links(self) -> set[int]:
         """Indexes of links whose state in the file is ``down``."""
         return {link.index for link in self.links if link.state == "down"}
 
-    def switch_graph(self, down=()):
+    def switch_graph(self, down: Iterable[int] = ()) -> nx.MultiGraph:
         """A MultiGraph of switches with only the links that are up and not in ``down``."""
         down = set(down) | self.down_links()
         graph = nx.MultiGraph()
@@ -280,7 +282,7 @@ class Topology:
         return graph
 
     # ----------------------------------------------------------- serialisation
-    def to_data(self):
+    def to_data(self) -> dict[str, Any]:
         """The topology in explicit form: plain data that
         :func:`topology_from_data` reads back into an equal topology."""
         switches = {}
@@ -309,7 +311,7 @@ class Topology:
             data["shape"] = {"kind": self.shape["kind"], "dims": list(self.shape["dims"])}
         return data
 
-    def summary(self):
+    def summary(self) -> dict[str, Any]:
         return {"name": self.name, "switches": len(self.switches), "links": len(self.links),
                 "links_down": len(self.down_links()), "channels": len(self.channels),
                 "hosts": len(self.hosts),
@@ -326,19 +328,19 @@ def _parse_endpoint_text(text):
 
 
 # ------------------------------------------------------------------- loading
-def parse_yaml(text, source="<topology>"):
+def parse_yaml(text: str, source: str = "<topology>") -> Any:
     """Parse YAML text within the input limits (module input_limits),
     turning any parse problem into a TopologyError."""
     return load_yaml_text(text, source)
 
 
-def load_topology(path):
+def load_topology(path: str | os.PathLike) -> Topology:
     """Read, expand and validate the topology file at ``path``."""
     source = str(path)
     return topology_from_data(parse_yaml(read_text(path, source), source), source)
 
 
-def topology_from_data(data, source="<topology>"):
+def topology_from_data(data: Any, source: str = "<topology>") -> Topology:
     """Validate plain data (explicit or generated form) into a Topology.
 
     Raises TopologyError listing every problem found, each naming its entry

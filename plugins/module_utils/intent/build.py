@@ -34,6 +34,7 @@ host-side plan of macs.self_learning_plan). A link the plan takes down
 from __future__ import annotations
 
 import time
+from typing import Any
 from operator import itemgetter
 
 import numpy as np
@@ -101,10 +102,10 @@ class Plan:
         self.timings = {}
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         return all(check["ok"] for check in self.checks)
 
-    def failed(self):
+    def failed(self) -> list[dict[str, Any]]:
         return [check for check in self.checks if not check["ok"]]
 
 
@@ -176,7 +177,8 @@ def _intent_switch(sw, planned, host_at, port_link, static_macs):
     return switch
 
 
-def build_intent(topology, routing, assignment, static_macs=None, learning=None):
+def build_intent(topology: Topology, routing: Any, assignment: Any, static_macs: dict[str, list] | None = None,
+                 learning: dict[str, Any] | None = None) -> dict[str, Any]:
     """The intent of ``assignment`` (made from ``routing`` on ``topology``):
     docs/intent.md v1 plus the fields listed in the module doc. ``static_macs``:
     :func:`macs.static_mac_table` (``mac_learning: static``); ``learning``:
@@ -219,7 +221,7 @@ def _plain(value):
 
 
 # ------------------------------------------------------------------ checks
-def host_limits(intent):
+def host_limits(intent: dict[str, Any]) -> dict[str, Any]:
     """§3.7 eq. 1 from the intent: per switch ``{"T", "V", "H"}`` with T its
     MAC table size, V its VLANs and H = T // V, plus ``fabric``: the
     smallest H, its switch and the number of hosts."""
@@ -478,7 +480,8 @@ def _check_unicast(intent, topology, routing, fabric):
                   % (what, how))
 
 
-def check_intent(topology, intent, routing=None, verification=None):
+def check_intent(topology: Topology, intent: dict[str, Any], routing: Any = None,
+                 verification: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Run every check on ``intent`` (the intent alone, plus ``topology``
     and, when given, the ``routing`` it implements) and return them all:
     ``[{"name", "ok", "detail", "switch"}]`` -- ``switch`` names the first
@@ -536,7 +539,7 @@ def _learned_counts_from_intent(intent):
     return counts
 
 
-def routing_checks(report):
+def routing_checks(report: dict[str, Any]) -> list[dict[str, Any]]:
     """The checks of a cdg.verify_routing report: deadlock_free (the
     channel dependency graph has no cycle) and routing_complete."""
     checks = []
@@ -549,7 +552,7 @@ def routing_checks(report):
         checks.append(_check("deadlock_free", False, "the channel dependency graph has the "
                              "cycle %s" % " => ".join(report["cycle"]),
                              first.split(":")[0] if first else None))
-    problems = []
+    problems: list[str] = []
     if not report["connected"]:
         problems.extend("%s cannot reach %s: %s" % tuple(item) for item in report["unreachable"])
     problems.extend("a path uses down link %s" % name for name in report["down_links_used"])
@@ -575,7 +578,7 @@ def _traffic_matrix(topology, traffic):
     return np.asarray(traffic, dtype=np.float64)
 
 
-def path_metrics(routing, traffic="uniform", busiest=5):
+def path_metrics(routing: Any, traffic: Any = "uniform", busiest: int = 5) -> dict[str, Any]:
     """The routing's quality under ``traffic`` (a pattern name or a switch
     matrix), as metrics.routing_report gives it -- ``max_channel_load``,
     ``average_hops``, ``stretch``, ``busiest_channels`` -- plus
@@ -650,10 +653,11 @@ def _reject(checks, plan):
                      failed, plan)
 
 
-def plan(topology, engine="segment", assignment="renamed", engine_options=None, down=(),
-         bank="A", vlan_range=None, mac_learning="static", traffic="uniform", reserved=(),
-         learning_network=None, aging_time=None,
-         max_broadcast_copies=DEFAULT_MAX_BROADCAST_COPIES):
+def plan(topology: Topology, engine: str = "segment", assignment: str = "renamed",
+         engine_options: dict[str, Any] | None = None, down: Any = (), bank: str = "A",
+         vlan_range: Any = None, mac_learning: str = "static", traffic: Any = "uniform", reserved: Any = (),
+         learning_network: str | None = None, aging_time: int | None = None,
+         max_broadcast_copies: int = DEFAULT_MAX_BROADCAST_COPIES) -> Plan:
     """Plan ``topology`` (a :class:`~.topology.Topology`): route it with
     ``engine`` (``engine_options``, avoiding the links ``down``), verify the
     routing, assign VLANs (``assignment`` fixed | renamed, from ``bank`` A |
@@ -785,7 +789,8 @@ class _Clock:
         self.last = now
 
 
-def simulate_8021q(intent, src_host, dst_host, learning=False, vlan_tag=None):
+def simulate_8021q(intent: dict[str, Any], src_host: str, dst_host: str, learning: bool = False,
+                   vlan_tag: int | None = None) -> Any:
     """IEEE 802.1Q forwarding of one frame from ``src_host`` to ``dst_host``
     (a host name, a MAC or ``"broadcast"``) from the intent alone; see
     :meth:`dot1q.Dot1qFabric.send` for the trace."""

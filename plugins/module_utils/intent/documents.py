@@ -6,13 +6,15 @@
 from __future__ import annotations
 
 import json
+import os
+from typing import Any
 
 from ..errors import EtherclusterError, TopologyError
 from ..fabric.input_limits import load_yaml_text
 from .schema import validate_intent
 
 
-def read_document(path, field="src"):
+def read_document(path: str | os.PathLike, field: str = "src") -> Any:
     """The data in the JSON (``*.json``) or YAML file at ``path``. Raises
     EtherclusterError naming ``field`` and the file when it cannot be read
     or parsed."""
@@ -34,7 +36,7 @@ def read_document(path, field="src"):
         raise EtherclusterError("%s: %s is not valid JSON: %s" % (field, path, exc)) from None
 
 
-def read_intent(path, field="src"):
+def read_intent(path: str | os.PathLike, field: str = "src") -> dict[str, Any]:
     """The intent in the JSON or YAML file at ``path``, checked against the
     shipped schema (:mod:`.schema`); EtherclusterError naming ``field``, the
     file and every problem's path otherwise."""

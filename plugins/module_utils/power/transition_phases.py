@@ -260,8 +260,9 @@ class _Completion:
         so every walk stays inside the acyclic turn graph and progresses."""
         reach = self.reach(dest)
         allowed = cast(nx.DiGraph, self.allowed)  # order-free mode: always set
-        in_channels = [self.topology.channel_from(switch, port).id ^ 1 for port in inputs
-                       if (switch, port) in self._link_ports()]
+        # link ports (filtered here) always have a channel
+        in_channels = [self.topology.channel_from(switch, port).id ^ 1  # type: ignore[union-attr]
+                       for port in inputs if (switch, port) in self._link_ports()]
         best: tuple[tuple[Any, ...], str] | None = None
         for ch in self.topology.out_channels(switch, self.routing.down):
             if ch.src_port in inputs or ch.id not in reach:
