@@ -10,8 +10,9 @@ from __future__ import annotations
 class ModuleDocFragment:
     """``ethercluster.routing.controller``: the attributes every module of
     the collection shares (an action plugin on the controller, no async,
-    no host-loop bypass). Each module adds check_mode, diff_mode and
-    platform of its own."""
+    no host-loop bypass, full check mode, no diff, any POSIX controller).
+    A module states only what differs or what it explains (check mode's
+    details, diff support, platforms)."""
 
     # used beside ansible.builtin.action_common_attributes(.flow), which
     # describe these attributes (a fragment cannot extend another)
@@ -23,6 +24,12 @@ attributes:
     support: none
   bypass_host_loop:
     support: none
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
 options: {}
 """
 

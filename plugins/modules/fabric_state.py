@@ -30,12 +30,7 @@ extends_documentation_fragment:
   - ethercluster.routing.controller
 attributes:
   check_mode:
-    support: full
     details: It only reads.
-  diff_mode:
-    support: none
-  platform:
-    platforms: posix
 options:
   topology:
     description: The topology file (docs/topology.md); the switches of the inventory must be its switches.

@@ -41,10 +41,7 @@ extends_documentation_fragment:
   - ethercluster.routing.controller
 attributes:
   check_mode:
-    support: full
     details: Reports whether the lab would be created, rebuilt or removed; touches nothing.
-  diff_mode:
-    support: none
   platform:
     platforms: debian
 options:

@@ -39,10 +39,7 @@ extends_documentation_fragment:
   - ethercluster.routing.controller
 attributes:
   check_mode:
-    support: full
     details: The checks only send test frames and read counters; they change nothing, so they also run in check mode.
-  diff_mode:
-    support: none
   platform:
     platforms: debian
 options:

@@ -32,12 +32,7 @@ extends_documentation_fragment:
   - ethercluster.routing.controller
 attributes:
   check_mode:
-    support: full
     details: Reads the switches and plans; writes nothing.
-  diff_mode:
-    support: none
-  platform:
-    platforms: posix
 options:
   topology:
     description: The topology file; the inventory must have every switch of it.

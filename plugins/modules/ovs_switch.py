@@ -41,7 +41,6 @@ attributes:
     support: full
     details: The scripts run with become when the switch's connection has it (C(ansible_become) or the task's keyword).
   check_mode:
-    support: full
     details: Reads the switch and reports what would change; writes nothing.
   connection:
     support: full
@@ -56,8 +55,6 @@ attributes:
   diff_mode:
     support: full
     details: A per-switch diff of bridge settings, the intent's ports (admin, speed) and the pipeline's flows.
-  platform:
-    platforms: posix
 options:
   state:
     description:

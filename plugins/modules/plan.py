@@ -45,7 +45,6 @@ extends_documentation_fragment:
   - ethercluster.routing.controller.local
 attributes:
   check_mode:
-    support: full
     details: Computes the whole plan and reports which files would change; writes nothing.
   diff_mode:
     support: full

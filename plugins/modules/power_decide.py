@@ -30,12 +30,7 @@ extends_documentation_fragment:
   - ethercluster.routing.controller
 attributes:
   check_mode:
-    support: full
     details: It only reads and decides.
-  diff_mode:
-    support: none
-  platform:
-    platforms: posix
 options:
   routing:
     description:

@@ -30,10 +30,7 @@ extends_documentation_fragment:
   - ethercluster.routing.controller.local
 attributes:
   check_mode:
-    support: full
     details: Nothing is changed in any mode.
-  diff_mode:
-    support: none
   platform:
     platforms: all
 options:
