@@ -18,15 +18,13 @@ from ansible_collections.ethercluster.routing.plugins.modules.fabric_state impor
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.power import fabric_state as fs
     from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition_run import (
-        OvsDriver,
         check_platforms,
         read_counters,
         read_states,
     )
     from ansible_collections.ethercluster.routing.plugins.plugin_utils.fabric_access import (
         load_fabric_topology,
-        session_opener,
-        switch_settings,
+        ovs_driver,
     )
 except ImportError as exc:
     IMPORT_ERROR = exc
@@ -48,11 +46,8 @@ class ActionModule(CollectionAction):
             topology = load_fabric_topology(self, args["topology"])
             check_platforms(topology)
             switches = args["switches"] or topology.switch_names()
-            settings = switch_settings(self, task_vars, switches)
-            driver = OvsDriver(session_opener(settings, args["timeout"],
-                                              args["host_key_checking"]),
-                               {name: value["bridge"] for name, value in settings.items()},
-                               timeout=args["timeout"])
+            driver, _settings = ovs_driver(self, task_vars, switches, args["timeout"],
+                                           args["host_key_checking"])
             states = read_states(driver, switches)
             if args["counters"]:
                 result["read_at"] = round(time.time(), 3)

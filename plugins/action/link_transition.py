@@ -15,7 +15,7 @@ import json
 import os
 
 from ansible.errors import AnsibleError
-from ansible.plugins.action import ActionBase
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base import CollectionAction
 from ansible.utils.display import Display
 
 from ansible_collections.ethercluster.routing.plugins.modules.link_transition import (
@@ -32,15 +32,13 @@ try:
         plan_transition,
     )
     from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition_run import (
-        OvsDriver,
         TransitionRunError,
         check_platforms,
         execute,
     )
     from ansible_collections.ethercluster.routing.plugins.plugin_utils.fabric_access import (
         load_fabric_topology,
-        session_opener,
-        switch_settings,
+        ovs_driver,
     )
 except ImportError as exc:
     IMPORT_ERROR = exc
@@ -74,31 +72,21 @@ def summary_lines(what, outcome, check_mode):
         step_line(entry) for entry in outcome["steps"]]
 
 
-class ActionModule(ActionBase):
+class ActionModule(CollectionAction):
     """Plan and run one link transition against every switch."""
 
-    TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(ARGUMENT_SPEC)
-    _requires_connection = False
-    _supports_check_mode = True
-    _supports_async = False
+    MODULE = "ethercluster.routing.link_transition"
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+    ARGUMENT_RULES = {"required_if": REQUIRED_IF}
+    IMPORT_ERROR = IMPORT_ERROR
+    REQUIREMENTS = "networkx, numpy, scipy, PyYAML"
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        result["changed"] = False
-        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC,
-                                                        required_if=REQUIRED_IF)
-        if IMPORT_ERROR is not None:
-            result.update(failed=True, msg="ethercluster.routing.link_transition needs the "
-                          "packages of the collection's requirements.txt on the controller: %s"
-                          % IMPORT_ERROR)
-            return result
+    def run_action(self, args, task_vars, result):
         plan_options = dict(args["plan_options"] or {})
         unknown = sorted(set(plan_options) - set(PLAN_OPTIONS))
         if unknown:
-            result.update(failed=True, msg="plan_options: unknown option(s) %s (known: %s)"
-                          % (", ".join(unknown), ", ".join(PLAN_OPTIONS)))
-            return result
+            return self.failed(result, "plan_options: unknown option(s) %s (known: %s)"
+                               % (", ".join(unknown), ", ".join(PLAN_OPTIONS)))
         options = dict(plan_options, engine=args["routing"], assignment=args["assignment"],
                        engine_options=args["engine_options"], wait_s=args["wait_s"],
                        carrier_timeout_s=args["carrier_timeout_s"],
@@ -118,11 +106,8 @@ class ActionModule(ActionBase):
         try:
             topology = load_fabric_topology(self, args["topology"])
             check_platforms(topology)
-            settings = switch_settings(self, task_vars or {}, topology.switch_names())
-            driver = OvsDriver(session_opener(settings, args["timeout"],
-                                              args["host_key_checking"]),
-                               {name: value["bridge"] for name, value in settings.items()},
-                               timeout=args["timeout"])
+            driver, _settings = ovs_driver(self, task_vars, topology.switch_names(), args["timeout"],
+                                           args["host_key_checking"])
 
             def log(entry):
                 display.display("  %s: %s" % (what, step_line(entry)))

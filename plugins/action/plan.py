@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from ansible import constants as C
-from ansible.plugins.action import ActionBase
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base import CollectionAction
 
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import (
     controller_path,
@@ -85,29 +85,16 @@ def rejected_settings(topology, error, source):
     return outcome
 
 
-class ActionModule(ActionBase):
+class ActionModule(CollectionAction):
     """Plan routing, VLANs and static MACs; return the intent; write the files."""
 
-    TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(ARGUMENT_SPEC)
-    _requires_connection = False
-    _supports_check_mode = True
-    _supports_async = False
+    MODULE = "ethercluster.routing.plan"
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+    ARGUMENT_RULES = {"mutually_exclusive": MUTUALLY_EXCLUSIVE, "required_one_of": REQUIRED_ONE_OF}
+    IMPORT_ERROR = IMPORT_ERROR
+    REQUIREMENTS = "networkx, numpy, scipy, netaddr, jinja2, PyYAML, jsonschema, fastjsonschema"
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        result["changed"] = False
-        _validation, args = self.validate_argument_spec(
-            argument_spec=ARGUMENT_SPEC,
-            mutually_exclusive=MUTUALLY_EXCLUSIVE,
-            required_one_of=REQUIRED_ONE_OF,
-        )
-        if IMPORT_ERROR is not None:
-            result.update(failed=True, msg="ethercluster.routing.plan needs the Python packages of "
-                          "the collection's requirements.txt (networkx, numpy, scipy, netaddr, "
-                          "jinja2, PyYAML) on the controller: %s" % IMPORT_ERROR)
-            return result
-
+    def run_action(self, args, task_vars, result):
         not_found = None
         if args["topology"] is not None:
             topology = controller_path(self, args["topology"])
@@ -142,8 +129,7 @@ class ActionModule(ActionBase):
             try:
                 changes = sync_files(out_dir, outcome.contents, check_mode=self._task.check_mode)
             except EtherclusterError as exc:
-                result.update(failed=True, msg=str(exc))
-                return result
+                return self.failed(result, str(exc))
             result["changed"] = changed(changes)
             result["files"] = {change["name"]: {"path": change["path"], "state": change["state"]}
                                for change in changes}

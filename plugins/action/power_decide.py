@@ -13,14 +13,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible.errors import AnsibleError
-from ansible.plugins.action import ActionBase
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base import CollectionAction
 
 from ansible_collections.ethercluster.routing.plugins.modules.power_decide import ARGUMENT_SPEC
 
 try:
-    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
-        EtherclusterError,
-    )
     from ansible_collections.ethercluster.routing.plugins.module_utils.power.fabric_state import fabric_state
     from ansible_collections.ethercluster.routing.plugins.module_utils.power.selection import (
         DEFAULT_THRESHOLDS,
@@ -34,15 +31,13 @@ try:
         read_counters as snmp_counters,
     )
     from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition_run import (
-        OvsDriver,
         check_platforms,
         read_counters,
         read_states,
     )
     from ansible_collections.ethercluster.routing.plugins.plugin_utils.fabric_access import (
         load_fabric_topology,
-        session_opener,
-        switch_settings,
+        ovs_driver,
     )
 except ImportError as exc:
     IMPORT_ERROR = exc
@@ -50,40 +45,27 @@ else:
     IMPORT_ERROR = None
 
 
-class ActionModule(ActionBase):
+class ActionModule(CollectionAction):
     """Read the state and the counters; decide."""
 
-    TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(ARGUMENT_SPEC)
-    _requires_connection = False
-    _supports_check_mode = True
-    _supports_async = False
+    MODULE = "ethercluster.routing.power_decide"
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+    IMPORT_ERROR = IMPORT_ERROR
+    REQUIREMENTS = "networkx, numpy, scipy, PyYAML; pysnmp for SNMP counters"
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        result["changed"] = False
-        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        if IMPORT_ERROR is not None:
-            result.update(failed=True, msg="ethercluster.routing.power_decide needs the packages "
-                          "of the collection's requirements.txt on the controller: %s"
-                          % IMPORT_ERROR)
-            return result
+    def run_action(self, args, task_vars, result):
         thresholds = args["thresholds"]
         samples = args["samples"] or int((thresholds or {}).get(
             "samples", DEFAULT_THRESHOLDS["samples"]))
         if samples < 1 or args["interval_s"] <= 0:
-            result.update(failed=True, msg="samples must be >= 1 and interval_s > 0")
-            return result
+            return self.failed(result, "samples must be >= 1 and interval_s > 0")
         driver = None
         try:
             topology = load_fabric_topology(self, args["topology"])
             check_platforms(topology)
             switches = topology.switch_names()
-            settings = switch_settings(self, task_vars or {}, switches)
-            driver = OvsDriver(session_opener(settings, args["timeout"],
-                                              args["host_key_checking"]),
-                               {name: value["bridge"] for name, value in settings.items()},
-                               timeout=args["timeout"])
+            driver, settings = ovs_driver(self, task_vars, switches, args["timeout"],
+                                          args["host_key_checking"])
             state = fabric_state(topology, read_states(driver, switches))
             if not state["settled"]:
                 raise AnsibleError("the fabric is not settled, nothing decided: %s"
@@ -112,8 +94,6 @@ class ActionModule(ActionBase):
                         "down_links": state["down_links"], "actions": decision["actions"],
                         "log": decision["log"], "sample_peaks": decision["sample_peaks"]},
                         sort_keys=True) + "\n")
-        except (EtherclusterError, AnsibleError) as exc:
-            result.update(failed=True, msg=str(exc))
         finally:
             if driver is not None:
                 driver.close()

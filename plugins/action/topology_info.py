@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from ansible.plugins.action import ActionBase
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base import CollectionAction
 
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import (
     controller_path,
@@ -46,47 +46,32 @@ def plain_data(value):
     return value
 
 
-class ActionModule(ActionBase):
+class ActionModule(CollectionAction):
     """Validate a topology and return it in explicit form with a summary."""
 
-    TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(ARGUMENT_SPEC)
-    _requires_connection = False
-    _supports_check_mode = True  # it reads and computes, nothing else
+    MODULE = "ethercluster.routing.topology_info"
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+    ARGUMENT_RULES = {"mutually_exclusive": [("src", "topology")], "required_one_of": [("src", "topology")]}
+    IMPORT_ERROR = IMPORT_ERROR
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        result["changed"] = False
-        _validation, args = self.validate_argument_spec(
-            argument_spec=ARGUMENT_SPEC,
-            mutually_exclusive=[("src", "topology")],
-            required_one_of=[("src", "topology")],
-        )
-        if IMPORT_ERROR is not None:
-            result.update(failed=True, msg="ethercluster.routing.topology_info needs the Python "
-                          "packages of the collection's requirements.txt (networkx, netaddr, "
-                          "PyYAML) on the controller: %s" % IMPORT_ERROR)
-            return result
+    def run_action(self, args, task_vars, result):
         try:
             if args["src"] is not None:
                 path = controller_path(self, args["src"])
                 if path is None:
-                    result.update(failed=True, msg="src: topology file %r not found (looked in the "
-                                  "role/playbook files directories, the playbook directory and "
-                                  "the current directory %s)" % (args["src"], os.getcwd()))
-                    return result
+                    return self.failed(result, "src: topology file %r not found (looked in the "
+                                       "role/playbook files directories, the playbook directory and "
+                                       "the current directory %s)" % (args["src"], os.getcwd()))
                 topology = load_topology(path)
                 result["src"] = path
             else:
                 topology = topology_from_data(plain_data(args["topology"]), source="topology")
         except TopologyError as exc:
-            result.update(failed=True, msg=str(exc), problems=exc.problems)
-            return result
+            return self.failed(result, str(exc), problems=exc.problems)
         except Exception as exc:  # pylint: disable=broad-exception-caught
             # a clear failure naming the input, never a traceback
-            result.update(failed=True, msg="%s: cannot load the topology (%s: %s)"
-                          % (args["src"] or "topology", type(exc).__name__, exc))
-            return result
+            return self.failed(result, "%s: cannot load the topology (%s: %s)"
+                               % (args["src"] or "topology", type(exc).__name__, exc))
         result["topology"] = topology.to_data()
         result["summary"] = topology.summary()
         return result

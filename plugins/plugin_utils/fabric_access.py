@@ -74,3 +74,16 @@ def session_opener(settings, timeout=30.0, host_key_checking=True):
         return connection_session(settings.action, settings.task_vars, switch, timeout,
                                   host_key_checking=None if host_key_checking else False)
     return open_session
+
+
+def ovs_driver(action, task_vars, switches, timeout=30.0, host_key_checking=True):
+    """``(driver, settings)``: an OvsDriver reaching ``switches`` over their
+    inventory connections (:func:`session_opener`), and their settings
+    (:func:`switch_settings`). Close the driver when done."""
+    # planning code: loaded when used, like the actions' own imports
+    from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition_run import OvsDriver
+
+    settings = switch_settings(action, task_vars, switches)
+    driver = OvsDriver(session_opener(settings, timeout, host_key_checking),
+                       {name: value["bridge"] for name, value in settings.items()}, timeout=timeout)
+    return driver, settings
