@@ -260,8 +260,8 @@ def _bridge_plan(topology: Topology, old: PlanLike, new: PlanLike, bank: str,
         except EtherclusterError as exc:
             error = exc
     if routing is None:
-        assert error is not None  # both leads failed, each with an error
-        raise error
+        # both leads failed, each with an error
+        raise error if error is not None else EtherclusterError("no bridge routing")
     bridge = _plan_from_routing(topology, routing, bank, options)
     allowed_old, _p = _forward_turns(topology, _requested_down(old), [first])
     allowed_new, _p = _forward_turns(topology, _requested_down(new), [second])

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Optional
 
 import networkx as nx
 
@@ -24,10 +24,10 @@ from ..verify.dot1q import BROADCAST_MAC, Dot1qFabric
 from ..errors import EtherclusterError
 from ..fabric.topology import Topology
 
-# A full intent (INTENT v1) or one switch's entry of it: plain data.
+# A full intent (docs/intent.md) or one switch's entry of it: plain data.
 Intent = dict[str, Any]
 # Which fabrics may handle a frame at a switch (None: at the source host).
-Choose = Callable[[str | None], tuple[Dot1qFabric, ...]]
+Choose = Callable[[Optional[str]], tuple[Dot1qFabric, ...]]  # evaluated at run time: Optional, as sanity pylint reads it for older Pythons
 # A dependency between two channels: (in channel id, out channel id).
 Edge = tuple[int, int]
 # A node of the walk graph: (switch, port, VLAN) or ("host", name).

@@ -38,12 +38,14 @@ PLANS = [
 
 @pytest.fixture(scope="module", name="intent")
 def fixture_intent():
-    topology = topology_from_data({"name": "ring", "switches": {"sw0": {"mgmt_address": "192.0.2.1"},
-                                                               "sw1": {"platform": "dell_os6"}, "sw2": {}},
-                                   "links": [{"a": "sw0:25", "b": "sw1:25"}, {"a": "sw1:26", "b": "sw2:26"},
-                                             {"a": "sw2:25", "b": "sw0:26"}],
-                                   "hosts": {"n%d" % i: {"switch": "sw%d" % i, "port": "1", "ip": "192.0.2.1%d" % i,
-                                                         "mac": "02:00:00:00:00:0%d" % (i + 1)} for i in range(3)}})
+    data = {
+        "name": "ring",
+        "switches": {"sw0": {"mgmt_address": "192.0.2.1"}, "sw1": {"platform": "dell_os6"}, "sw2": {}},
+        "links": [{"a": "sw0:25", "b": "sw1:25"}, {"a": "sw1:26", "b": "sw2:26"}, {"a": "sw2:25", "b": "sw0:26"}],
+        "hosts": {"n%d" % i: {"switch": "sw%d" % i, "port": "1", "ip": "192.0.2.1%d" % i,
+                              "mac": "02:00:00:00:00:0%d" % (i + 1)} for i in range(3)},
+    }
+    topology = topology_from_data(data)
     return plan(topology, engine="updown", assignment="renamed").intent
 
 

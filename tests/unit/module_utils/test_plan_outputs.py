@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from ansible_collections.ethercluster.routing.plugins.module_utils.report import svg as svg
+from ansible_collections.ethercluster.routing.plugins.module_utils.report import svg
 from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
     EtherclusterError,
     TopologyError,
