@@ -59,10 +59,7 @@ def _host_order(topology: Topology) -> dict[str, list[Host]]:
 
 def _check_routing(routing: RoutingFunction | None, assignment: Assignment) -> None:
     """MacError unless ``assignment`` was made from ``routing`` (or it is None)."""
-    if routing is not None and routing is not assignment.routing and not (
-            routing.engine == assignment.routing.engine
-            and routing.next_hop.shape == assignment.routing.next_hop.shape
-            and np.array_equal(routing.next_hop, assignment.routing.next_hop)):
+    if routing is not None and not routing.same_paths(assignment.routing):
         raise MacError("static_mac_table: the VLAN assignment was made for another routing "
                        "(%s); assign the VLANs of this routing (%s) first"
                        % (assignment.routing.engine, routing.engine))

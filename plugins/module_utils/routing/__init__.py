@@ -19,6 +19,7 @@ from typing import Any
 
 from ..fabric.topology import Topology
 from .base import RoutingError, RoutingFunction, down_set, select_paths  # noqa: F401
+from .source_tree import PATHS_FORMS, SourceTreeRouting, source_trees  # noqa: F401
 
 ENGINES = {
     "dor": "dor",
@@ -52,9 +53,21 @@ def engine_function(engine: str) -> Callable[..., RoutingFunction]:
 
 def compute_routing(topology: Topology, engine: str, down: Any = (), **options: Any) -> RoutingFunction:
     """Run routing engine ``engine`` on ``topology``, avoiding the links in
-    ``down`` (see :func:`down_set`), and return its RoutingFunction."""
+    ``down`` (see :func:`down_set`), and return its RoutingFunction.
+
+    The option ``paths`` every engine takes: ``per_destination`` (the
+    default; a ``C x N -> C`` table) or ``source_tree`` (a tree of legal
+    paths per source, :mod:`.source_tree`, which the fixed VLAN assignment
+    carries)."""
     function = engine_function(engine)
     if not isinstance(topology, Topology):
         raise RoutingError("%s: expected a Topology (from load_topology or topology_from_data), "
                            "got %s" % (engine, type(topology).__name__))
-    return function(topology, down=down, **options)
+    paths = options.pop("paths", "per_destination")
+    if paths not in PATHS_FORMS:
+        raise RoutingError("%s: option paths must be one of %s, got %r"
+                           % (engine, ", ".join(PATHS_FORMS), paths))
+    routing = function(topology, down=down, **options)
+    if paths == "source_tree":
+        return source_trees(routing, options.get("balance", True))
+    return routing

@@ -182,6 +182,12 @@ class RoutingFunction:
     # Set by the engines that make them (segment, tbtp), absent otherwise.
     segmentation: Any
     turn_prohibition: Any
+    # The paths' form: one next hop per (input channel, destination), or
+    # per (source, destination) in a tree per source (source_tree.py).
+    paths_form = "per_destination"
+    # The turns path selection was forbidden (sorted keys ``in * C + out``),
+    # set by select_paths; what source trees must respect too.
+    prohibited_keys: Any = None
 
     def __init__(self, topology: Topology, engine: str, next_hop: Any, down: Iterable[int] = (),
                  options: Mapping[str, Any] | None = None, blocked: Iterable[int] = ()) -> None:
@@ -216,6 +222,22 @@ class RoutingFunction:
         n = len(self.switch_names)
         return state if state < n else int(self._dst[state - n])
 
+    def hop(self, sources: np.ndarray, states: np.ndarray, dests: np.ndarray) -> np.ndarray:
+        """The output channel of frames from source switch ``sources[i]`` in
+        state ``states[i]`` towards switch ``dests[i]`` (int arrays of one
+        length): -1 where the frame is delivered or no such frame exists.
+        Here the source does not matter (``C x N -> C``); a source-tree
+        routing's answer depends on it."""
+        return self.next_hop[states, dests]
+
+    def same_paths(self, other: Any) -> bool:
+        """True if ``other`` routes every frame as this routing does."""
+        if other is self:
+            return True
+        return (isinstance(other, RoutingFunction) and other.paths_form == self.paths_form
+                and other.engine == self.engine and other.next_hop.shape == self.next_hop.shape
+                and bool(np.array_equal(other.next_hop, self.next_hop)))
+
     def next_channel(self, switch: str, in_channel: int | None, dest: str) -> int | None:
         """The channel a frame for ``dest`` leaves ``switch`` on, having come
         in over ``in_channel`` (None: from a host). None if it is delivered
@@ -244,7 +266,6 @@ class RoutingFunction:
         names a channel that does not leave the switch the frame is at.
         """
         n, C = len(self.switch_names), len(self.topology.channels)
-        column = self.next_hop[:, dest]
         sources = np.array([s for s in range(n) if s != dest], dtype=np.int64)
         state = sources.copy()
         status = np.zeros(len(sources), dtype=np.int8)
@@ -257,7 +278,8 @@ class RoutingFunction:
             here = at_state.copy()
             arrived = at_state >= n
             here[arrived] = self._dst[at_state[arrived] - n]
-            out = column[at_state].astype(np.int64)
+            out = self.hop(sources[walking], at_state,
+                           np.full(len(walking), dest, dtype=np.int64)).astype(np.int64)
             stopped = out < 0
             status[walking[stopped & (here == dest)]] = 1
             status[walking[stopped & (here != dest)]] = 2
@@ -289,7 +311,7 @@ class RoutingFunction:
         result: list[int] = []
         state = s
         for _step in range(n + len(self.topology.channels) + 1):
-            out = int(self.next_hop[state, t])
+            out = int(self.hop(np.array([s]), np.array([state]), np.array([t]))[0])
             here = self.state_switch(state)
             if out < 0:
                 if here == t:
@@ -391,10 +413,12 @@ def select_paths(topology: Topology, prohibited: Any, engine: str, down: Any = (
     if n <= 1:
         return RoutingFunction(topology, engine, np.full((n + C, n), -1, dtype=np.int32), requested,
                                dict(options or {}), left_unused)
-    by_dest = _balanced_tables(_LegalTurns(arrays, prohibited),
-                               _host_counts(topology, arrays.names), engine, passes)
-    return RoutingFunction(topology, engine, np.ascontiguousarray(by_dest.T), requested,
-                           dict(options or {}), left_unused)
+    legal = _LegalTurns(arrays, prohibited)
+    by_dest = _balanced_tables(legal, _host_counts(topology, arrays.names), engine, passes)
+    routing = RoutingFunction(topology, engine, np.ascontiguousarray(by_dest.T), requested,
+                              dict(options or {}), left_unused)
+    routing.prohibited_keys = legal.prohibited_keys
+    return routing
 
 
 class _LegalTurns:
@@ -406,6 +430,7 @@ class _LegalTurns:
         self.n, self.C, self.names = n, C, arrays.names
         in_ids, out_ids = arrays.turns()
         keys = _prohibited_keys(prohibited, C)
+        self.prohibited_keys = keys
         if len(keys):
             allowed = ~np.isin(in_ids * C + out_ids, keys)
             in_ids, out_ids = in_ids[allowed], out_ids[allowed]
