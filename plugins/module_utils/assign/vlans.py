@@ -257,7 +257,7 @@ class _Fabric:
         for _step in range(self.n + self.C + 1):
             if not len(state):
                 return
-            out = self.next_hop[state, dest].astype(np.int64)
+            out = self.routing.hop(endpoints[position], state, dest).astype(np.int64)
             here = self.state_switch[state]
             arrived = out < 0
             lost = np.flatnonzero(arrived & (here != dest))
@@ -303,6 +303,9 @@ class Assignment:
       indexes]}}``; ``inputs`` (renamed): ``{switch: {vid: ["host" or input
       port, ...]}}`` -- the routing states each VLAN implements.
     """
+
+    # the fabric's broadcast flood tree (assign/flood_tree.py), when the plan gives one
+    broadcast_tree: dict[str, Any] | None = None
 
     def __init__(self, kind: str, routing: RoutingFunction, bank: str, first_last: Iterable[int],
                  switches: dict[str, dict[str, Any]], forwarding: dict[str, list[tuple]],
@@ -408,8 +411,8 @@ def _source_trees(fabric: _Fabric) -> np.ndarray:
                     where, fabric.channels[other], fabric.channels[out[i]])
             raise VlanError(
                 "fixed VLAN assignment: the paths from switch %s do not form a tree (%s), so "
-                "one VLAN cannot carry them (§3.2.1); use assignment renamed, or a routing whose "
-                "paths from each source form a tree (e.g. dor on a mesh, stp)"
+                "one VLAN cannot carry them (§3.2.1); use the engine option paths: source_tree "
+                "(or assignment auto), or assignment renamed"
                 % (source, how), switch=source)
     return tree_in
 
@@ -417,6 +420,10 @@ def _source_trees(fabric: _Fabric) -> np.ndarray:
 def _is_forest(links: Iterable[int], topology: Topology) -> bool:
     """True if the links ``links`` (indexes) form no cycle."""
     graph = nx.MultiGraph()
+    links = list(links)
+    ends = {end.switch for index in links for end in (topology.links[index].a, topology.links[index].b)}
+    if len(links) >= len(ends):   # a forest on k switches has at most k - 1 links
+        return False
     for index in links:
         link = topology.links[index]
         graph.add_edge(link.a.switch, link.b.switch, key=index)
@@ -580,6 +587,10 @@ def renamed_assignment(routing: RoutingFunction, bank: str = "A", vlan_range: An
 
     ``reserved``: more VLAN IDs never to use. Raises VlanError naming the
     bank that is too small."""
+    if routing.paths_form != "per_destination":
+        raise VlanError("renamed VLAN assignment: the routing's paths depend on the source (%s "
+                        "paths), which a VLAN per input port cannot tell apart (§3.2.2 implements "
+                        "C x N -> C); use assignment fixed" % routing.paths_form)
     fabric = _Fabric(routing)
     topology = fabric.topology
     first_last = bank_range(bank, vlan_range)

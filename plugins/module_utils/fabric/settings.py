@@ -31,22 +31,24 @@ from .input_limits import load_yaml_text, read_text
 
 #: every field of a ``fabric:`` block, in the order they are documented
 FIELDS = ("routing", "engine_options", "assignment", "bank", "vlan_range",
-          "max_broadcast_copies", "mac_learning", "traffic")
+          "max_broadcast_copies", "broadcast", "mac_learning", "traffic")
 
 #: the built-in defaults (the plan module's); None = the planner's own
 DEFAULTS: dict[str, object] = {
     "routing": "segment",
     "engine_options": {},
-    "assignment": "renamed",
+    "assignment": "auto",
     "bank": "A",
     "vlan_range": None,          # None: the default banks (A 100-1999, B 2100-3999)
     "max_broadcast_copies": None,  # None: the planner's default (100000)
+    "broadcast": "contained",
     "mac_learning": "static",
     "traffic": "uniform",
 }
 
 CHOICES = {
-    "assignment": ("fixed", "renamed"),
+    "assignment": ("auto", "fixed", "renamed"),
+    "broadcast": ("contained", "bounded"),
     "bank": ("A", "B"),
     "mac_learning": ("static", "self"),
     "traffic": ("uniform", "bit_reversal", "matrix_transpose", "random_permutation"),
@@ -189,7 +191,9 @@ def intent_settings(intent: Any) -> dict[str, Any]:
     """The settings an intent was planned with: ``intent.fabric.settings``
     when the plan recorded them, else what older intents carry in
     ``intent.fabric`` (routing, engine options, assignment, bank, MAC
-    learning, broadcast limit), the rest at its default. Raises
+    learning, broadcast limit), the rest at its default; ``assignment:
+    auto`` comes back as what auto picked (and ``paths: source_tree`` in
+    the engine options when it picked source trees). Raises
     FabricSettingsError when ``intent`` is not an intent."""
     fabric = intent.get("fabric") if isinstance(intent, Mapping) else None
     if not isinstance(fabric, Mapping):
@@ -201,9 +205,16 @@ def intent_settings(intent: Any) -> dict[str, Any]:
     else:
         layer = parse_settings({field: fabric.get(field) for field in
                                 ("routing", "engine_options", "assignment", "bank",
-                                 "mac_learning", "max_broadcast_copies")},
+                                 "mac_learning", "max_broadcast_copies", "broadcast")},
                                source="intent", prefix="fabric.")
-    return resolve(("intent", layer))[0]
+    settings = resolve(("intent", layer))[0]
+    choice = fabric.get("assignment_choice")
+    if settings["assignment"] == "auto" and isinstance(choice, Mapping):
+        # what auto picked is what a transition must reproduce
+        settings["assignment"] = choice.get("picked", fabric.get("assignment"))
+        if choice.get("paths") == "source_tree":
+            settings["engine_options"] = dict(settings["engine_options"] or {}, paths="source_tree")
+    return settings
 
 
 def transition_options(settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -213,7 +224,7 @@ def transition_options(settings: Mapping[str, Any]) -> dict[str, Any]:
     are set). The bank is not among them: transitions read it from the
     switches, and it alternates."""
     plan_options = {field: settings.get(field) for field in ("vlan_range", "traffic",
-                                                             "max_broadcast_copies")
+                                                             "max_broadcast_copies", "broadcast")
                     if settings.get(field) is not None}
     return {"routing": settings["routing"], "assignment": settings["assignment"],
             "engine_options": dict(settings.get("engine_options") or {}),

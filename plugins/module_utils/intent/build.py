@@ -44,13 +44,18 @@ from ..verify.dot1q import Dot1qFabric
 from ..errors import EtherclusterError
 from ..assign.macs import self_learning_plan, static_mac_table
 from ..verify.metrics import busiest_channels, hop_distances, traffic_pattern, uniform
-from ..platforms.capabilities import require_renderable
-from ..routing import compute_routing
+from ..platforms.capabilities import BROADCAST_TREE_PLATFORMS, require_renderable
+from ..assign.flood_tree import flood_tree
+from ..routing import compute_routing, source_trees
 from ..fabric.topology import DEFAULT_SPEED_MBPS, Topology
 from ..assign.vlans import ALWAYS_RESERVED, KINDS, PLATFORM_RESERVED_VLANS, assign_vlans
 
 SCHEMA = "ethercluster.routing/intent/v1"
 MAC_LEARNING = ("static", "self")
+ASSIGNMENTS = ("auto",) + KINDS
+# contained: a broadcast reaches each host once over a flood tree;
+# bounded: it may cost up to max_broadcast_copies link crossings.
+BROADCAST = ("contained", "bounded")
 # Frames one broadcast may put on switch links before the plan is refused:
 # a renamed assignment floods along every path of the routing, and on an
 # 8x8 torus with segment routing one ARP request would make ~2e8 copies.
@@ -190,6 +195,10 @@ def build_intent(topology: Topology, routing: Any, assignment: Any, static_macs:
                                      static_macs.get(name, []) if static_macs is not None else [])
                 for name, sw in topology.switches.items()}
     names = {link.index: link.name for link in topology.links}
+    tree = getattr(assignment, "broadcast_tree", None)
+    if tree is not None:
+        for name, entry in switches.items():
+            entry["broadcast_ports"] = list(tree["ports"][name])
     fabric = {
         "name": topology.name,
         "assignment": assignment.kind,
@@ -203,6 +212,8 @@ def build_intent(topology: Topology, routing: Any, assignment: Any, static_macs:
         "down_links": [names[i] for i in sorted(taken_down)],
         "blocked_links": [names[i] for i in sorted(routing.blocked)],
     }
+    if tree is not None:
+        fabric["broadcast_tree"] = {"root": tree["root"], "links": [names[i] for i in tree["links"]]}
     intent = {"schema": SCHEMA, "fabric": fabric, "links": links, "hosts": hosts,
               "switches": switches}
     if learning is not None:
@@ -374,6 +385,8 @@ def _check_storms(intent, fabric):
                        "graph)" % " => ".join(cycle[:12]), cycle[0].split(":")[0])]
     checks = [_check("storm_free", True, "every flood (broadcast, unknown unicast) dies out: the "
                      "flood graph across VLANs has no cycle (§3.4, Theorem 1)")]
+    if intent.get("fabric", {}).get("broadcast", "contained") == "contained":
+        checks.append(_check_broadcast_once(fabric))
     limit = intent.get("fabric", {}).get("max_broadcast_copies", DEFAULT_MAX_BROADCAST_COPIES)
     copies, switch, vlan = fabric.broadcast_copies(tagged_sources=self_learning)
     if copies > limit:
@@ -390,6 +403,29 @@ def _check_storms(intent, fabric):
                              "one broadcast crosses switch links at most %d times (from %s, "
                              "VLAN %s; limit %d)" % (copies, switch, vlan, limit)))
     return checks
+
+
+def _check_broadcast_once(fabric):
+    """broadcast_once: one broadcast from any host reaches every other host
+    exactly once and enters every switch once (a flood tree), as the
+    intent's VLANs, PVIDs and memberships make it flood (fabric.broadcast:
+    contained, the default)."""
+    found = fabric.broadcast_containment()
+    problem = found["problem"]
+    if found["contained"]:
+        return _check("broadcast_once", True, "a broadcast from any of the %d sending (switch, "
+                      "VLAN) pairs reaches every host exactly once over a flood tree"
+                      % found["sources"])
+    if problem is None:
+        return _check("broadcast_once", False, "the flood graph has a cycle (see storm_free)")
+    where = ("switch %s is entered by %d copies" if problem["what"] == "switch"
+             else "host %s receives %d copies") % (problem["where"], problem["copies"])
+    return _check("broadcast_once", False,
+                  "one broadcast from a host on %s (VLAN %s) is not contained: %s. A renamed "
+                  "assignment floods along every path of the routing; use assignment auto or "
+                  "fixed (with engine option paths: source_tree), or accept bounded floods with "
+                  "fabric broadcast: bounded" % (problem["source"], problem["vlan"], where),
+                  problem["source"])
 
 
 def _check_vlan_trees(intent):
@@ -603,7 +639,7 @@ def path_metrics(routing: Any, traffic: Any = "uniform", busiest: int = 5) -> di
     for _step in range(n + C + 1):
         if not len(active):
             break
-        out = routing.next_hop[state, dst[active]].astype(np.int64)
+        out = routing.hop(src[active], state, dst[active]).astype(np.int64)
         moving = out >= 0
         stuck = ~moving & (state_switch[state] != dst[active])
         if stuck.any():
@@ -653,28 +689,135 @@ def _reject(checks, plan):
                      failed, plan)
 
 
-def plan(topology: Topology, engine: str = "segment", assignment: str = "renamed",
+def plan(topology: Topology, engine: str = "segment", assignment: str = "auto",
          engine_options: dict[str, Any] | None = None, down: Any = (), bank: str = "A",
          vlan_range: Any = None, mac_learning: str = "static", traffic: Any = "uniform", reserved: Any = (),
          learning_network: str | None = None, aging_time: int | None = None,
-         max_broadcast_copies: int = DEFAULT_MAX_BROADCAST_COPIES) -> Plan:
+         max_broadcast_copies: int = DEFAULT_MAX_BROADCAST_COPIES,
+         broadcast: str = "contained") -> Plan:
     """Plan ``topology`` (a :class:`~.topology.Topology`): route it with
     ``engine`` (``engine_options``, avoiding the links ``down``), verify the
-    routing, assign VLANs (``assignment`` fixed | renamed, from ``bank`` A |
-    B within ``vlan_range``, never the ``reserved`` IDs), make the MAC
-    tables (``mac_learning`` static | self; ``learning_network`` and
-    ``aging_time`` tune self), build the intent and run every check
-    (``max_broadcast_copies``: the most link crossings one broadcast may
-    cost, kept in the intent's ``fabric``).
+    routing, assign VLANs (``assignment`` auto | fixed | renamed, from
+    ``bank`` A | B within ``vlan_range``, never the ``reserved`` IDs), make
+    the MAC tables (``mac_learning`` static | self; ``learning_network``
+    and ``aging_time`` tune self), build the intent and run every check.
+    ``broadcast``: ``contained`` (every broadcast must reach each host
+    exactly once over a flood tree) or ``bounded`` (it may cost up to
+    ``max_broadcast_copies`` link crossings); both kept in the intent's
+    ``fabric``.
+
+    ``auto`` tries, in order, the fixed assignment of the engine's paths
+    (when the paths from every source already form trees), the fixed
+    assignment of source-tree paths (engine option ``paths:
+    source_tree``), and the renamed assignment, and keeps the first whose
+    every check passes -- limits (max_vlans, mac_table_size, H = T/V
+    §3.7) and broadcast containment included; the ``assignment_choice``
+    check and ``intent.fabric.assignment_choice`` say why.
 
     Returns a :class:`Plan`; raises :class:`PlanError` (with ``.checks``
     and the partial ``.plan``) when a check fails or a stage refuses, the
     message naming the switch, link or option at fault."""
-    _check_plan_options(topology, assignment, mac_learning, engine_options, max_broadcast_copies)
+    _check_plan_options(topology, assignment, mac_learning, engine_options, max_broadcast_copies,
+                        broadcast)
+    settings = {"bank": bank, "vlan_range": vlan_range, "mac_learning": mac_learning,
+                "traffic": traffic, "reserved": reserved, "learning_network": learning_network,
+                "aging_time": aging_time, "max_broadcast_copies": max_broadcast_copies,
+                "broadcast": broadcast, "down": down}
+    if assignment != "auto":
+        return _plan_once(topology, engine, assignment, engine_options, settings)
+    return _plan_auto(topology, engine, engine_options, settings)
+
+
+# Why auto tries each (assignment, paths form).
+AUTO_WHY = {
+    ("fixed", "per_destination"): "the engine's paths from every source already form trees",
+    ("renamed", "per_destination"): "a VLAN per input port (C x N -> C) keeps the engine's "
+                                    "paths; broadcasts follow the fabric's flood tree",
+    ("fixed", "source_tree"): "a tree of legal paths per source (engine option paths: "
+                              "source_tree) carried by one VLAN each",
+}
+
+
+def flood_tree_possible(topology: Topology, broadcast: str = "contained",
+                        mac_learning: str = "static") -> tuple[bool, str]:
+    """Whether a renamed plan gets the broadcast flood tree
+    (:mod:`..assign.flood_tree`): broadcasts contained, static MACs (the
+    self-learning pings must flood per VLAN) and every switch on a
+    platform that can hold it. ``(possible, why not)``."""
+    if broadcast != "contained":
+        return False, "broadcast: bounded lets renamed flood per VLAN"
+    if mac_learning != "static":
+        return False, "mac_learning self needs per-VLAN floods for its learning pings"
+    unable = sorted({sw.platform for sw in topology.switches.values()}
+                    - BROADCAST_TREE_PLATFORMS)
+    if unable:
+        return False, ("platform %s cannot hold a flood tree across VLANs (only %s can)"
+                       % (", ".join(unable), ", ".join(sorted(BROADCAST_TREE_PLATFORMS))))
+    return True, ""
+
+
+def _auto_candidates(topology, asked, settings):
+    """auto's (assignment, paths) in order: keep the engine's paths when
+    broadcasts can be contained (or need not be), else source trees."""
+    tree, _why_not = flood_tree_possible(topology, settings["broadcast"], settings["mac_learning"])
+    renamed_first = tree or settings["broadcast"] == "bounded"
+    order = [("fixed", "per_destination")]
+    order += [("renamed", "per_destination")] if renamed_first else []
+    order += [("fixed", "source_tree")]
+    order += [] if renamed_first else [("renamed", "per_destination")]
+    return [(kind, paths) for kind, paths in order if asked is None or paths == asked]
+
+
+def _plan_auto(topology, engine, engine_options, settings):
+    """``assignment: auto`` (see :func:`plan`): the first candidate whose
+    plan passes every check; the engine runs once."""
+    options = dict(engine_options or {})
+    candidates = _auto_candidates(topology, options.get("paths"), settings)
+    base_options = {key: value for key, value in options.items() if key != "paths"}
+    made_routing: dict[str, Any] = {}
+    refused = []
+    last = None
+    for kind, paths in candidates:
+        why = AUTO_WHY[(kind, paths)] if kind != "renamed" or flood_tree_possible(
+            topology, settings["broadcast"], settings["mac_learning"])[0] \
+            else "a VLAN per input port (C x N -> C) keeps the engine's paths"
+        try:
+            result = _plan_once(topology, engine, kind, dict(base_options, paths=paths), settings,
+                                made_routing)
+        except PlanError as exc:
+            if made_routing.get("per_destination") is None:
+                raise   # the engine itself failed: no candidate can do better
+            failed = "; ".join("%s: %s" % (c["name"], c["detail"]) for c in exc.checks
+                               if not c["ok"]) or str(exc)
+            refused.append("%s with %s paths: %s" % (kind, paths.replace("_", "-"), failed))
+            last = exc
+            continue
+        detail = "auto picked %s assignment with %s paths (%s)" % (kind, paths.replace("_", "-"), why)
+        if refused:
+            detail += "; refused before it: " + " | ".join(refused)
+        result.checks.insert(0, _check("assignment_choice", True, detail))
+        result.intent["fabric"]["assignment_choice"] = {"asked": "auto", "picked": kind,
+                                                         "paths": paths, "why": detail}
+        return result
+    message = "assignment auto: no candidate passes every check: " + " | ".join(refused)
+    checks = [_check("assignment_choice", False, message)] + (last.checks if last else [])
+    raise PlanError("plan rejected: " + message, checks, last.plan if last else None)
+
+
+def _plan_once(topology, engine, assignment, engine_options, settings, made_routing=None):
+    """One plan with a fixed ``assignment`` (see :func:`plan`);
+    ``made_routing`` caches the engine's per-destination routing across
+    auto's candidates."""
     partial = Plan(topology)
     clock = _Clock(partial.timings)
     routing, verification, assignment_made, checks = _route_and_assign(
-        partial, clock, engine, engine_options, down, assignment, bank, vlan_range, reserved, traffic)
+        partial, clock, engine, engine_options, assignment, settings, made_routing)
+    mac_learning = settings["mac_learning"]
+    if assignment == "renamed" and flood_tree_possible(topology, settings["broadcast"],
+                                                       mac_learning)[0]:
+        assignment_made.broadcast_tree = flood_tree(topology, routing.down)
+    learning_network, aging_time = settings["learning_network"], settings["aging_time"]
+    max_broadcast_copies = settings["max_broadcast_copies"]
     try:
         static, learning = _mac_tables(topology, routing, assignment_made, mac_learning,
                                        learning_network, aging_time)
@@ -685,6 +828,7 @@ def plan(topology: Topology, engine: str = "segment", assignment: str = "renamed
     intent = build_intent(topology, routing, assignment_made, static_macs=static,
                           learning=learning)
     intent["fabric"]["max_broadcast_copies"] = max_broadcast_copies
+    intent["fabric"]["broadcast"] = settings["broadcast"]
     partial.intent = intent
     clock.lap("intent")
     checks.extend(check_intent(topology, intent, routing=routing, verification=verification))
@@ -703,14 +847,19 @@ def plan(topology: Topology, engine: str = "segment", assignment: str = "renamed
     return partial
 
 
-def _check_plan_options(topology, assignment, mac_learning, engine_options, max_broadcast_copies):
+def _check_plan_options(topology, assignment, mac_learning, engine_options, max_broadcast_copies,
+                        broadcast="contained"):
     """Refuse the plan's options before any work, naming the option."""
     if not isinstance(topology, Topology):
         raise PlanError("plan: topology must be a Topology (load it with load_topology), got %s"
                         % type(topology).__name__)
-    if assignment not in KINDS:
-        raise PlanError("assignment: must be one of %s, got %r" % (", ".join(KINDS), assignment),
+    if assignment not in ASSIGNMENTS:
+        raise PlanError("assignment: must be one of %s, got %r"
+                        % (", ".join(ASSIGNMENTS), assignment),
                         [_check("options", False, "unknown assignment %r" % (assignment,))])
+    if broadcast not in BROADCAST:
+        raise PlanError("broadcast: must be one of %s, got %r" % (", ".join(BROADCAST), broadcast),
+                        [_check("options", False, "unknown broadcast %r" % (broadcast,))])
     if mac_learning not in MAC_LEARNING:
         raise PlanError("mac_learning: must be one of %s, got %r"
                         % (", ".join(MAC_LEARNING), mac_learning),
@@ -725,14 +874,32 @@ def _check_plan_options(topology, assignment, mac_learning, engine_options, max_
                         [_check("options", False, "bad max_broadcast_copies")])
 
 
-def _route_and_assign(partial, clock, engine, engine_options, down, assignment, bank, vlan_range,
-                      reserved, traffic):
+def _route(topology, engine, engine_options, down, made_routing):
+    """The routing of ``engine_options`` (``paths`` included); with
+    ``made_routing`` (a dict), the per-destination routing is computed once
+    and source trees are derived from it."""
+    options = dict(engine_options or {})
+    if made_routing is None:
+        return compute_routing(topology, engine, down=down, **options)
+    paths = options.pop("paths", "per_destination")
+    if made_routing.get("per_destination") is None:
+        made_routing["per_destination"] = compute_routing(topology, engine, down=down, **options)
+    base = made_routing["per_destination"]
+    if paths == "source_tree":
+        return source_trees(base, options.get("balance", True))
+    return base
+
+
+def _route_and_assign(partial, clock, engine, engine_options, assignment, settings,
+                      made_routing=None):
     """Route, verify, assign VLANs and measure, filling ``partial``;
     (routing, verification, assignment, checks), or the rejection."""
     topology = partial.topology
+    bank, vlan_range, reserved = settings["bank"], settings["vlan_range"], settings["reserved"]
+    traffic = settings["traffic"]
     checks = []
     try:
-        routing = compute_routing(topology, engine, down=down, **dict(engine_options or {}))
+        routing = _route(topology, engine, engine_options, settings["down"], made_routing)
     except EtherclusterError as exc:
         checks.append(_check("routing", False, str(exc)))
         raise PlanError("plan rejected: %s" % exc, checks, partial) from exc

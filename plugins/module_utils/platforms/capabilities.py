@@ -27,6 +27,17 @@ from ..errors import EtherclusterError
 
 DOT1Q_MAX_VLANS = 4094  # 802.1Q: IDs 1-4094 (0 and 4095 reserved)
 
+# Platforms that can send broadcasts along the fabric's flood tree whatever
+# the VLAN (intent ``broadcast_ports``), which contains a renamed
+# assignment's broadcasts. An 802.1Q static filtering entry for the
+# broadcast address (IEEE 802.1Q §8.8.1), Dell OS6/Huawei static multicast
+# MAC entries and the Linux bridge's per-port bcast_flood flag can only
+# *prune* a VLAN's member set, while a flood tree must cross ports that are
+# no member of the frame's renamed VLAN; adding them as members would widen
+# every unknown-unicast flood too. An OpenFlow pipeline matches the
+# broadcast address itself (docs/platforms.md "Contained broadcasts").
+BROADCAST_TREE_PLATFORMS = frozenset({"ovs"})
+
 
 class PlatformError(EtherclusterError):
     """A switch's platform cannot run switch-tagged routing, its intent
@@ -147,6 +158,11 @@ def check_switch(name: str, entry: dict[str, Any]) -> list[str]:
     if row.static_macs is not None and len(statics) > row.static_macs:
         problems.append("switch %s: %d static MAC entries, platform %s holds at most %d"
                         % (name, len(statics), platform, row.static_macs))
+    if entry.get("broadcast_ports") is not None and platform not in BROADCAST_TREE_PLATFORMS:
+        problems.append("switch %s: platform %s cannot send broadcasts along a flood tree across "
+                        "VLANs (broadcast_ports; only %s can); use the fixed assignment "
+                        "(assignment auto picks it)"
+                        % (name, platform, ", ".join(sorted(BROADCAST_TREE_PLATFORMS))))
     if row.speeds_mbps:
         for port, config in sorted(entry.get("ports", {}).items()):
             speed = config.get("speed_mbps")

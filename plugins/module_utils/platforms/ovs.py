@@ -56,6 +56,10 @@ PRIORITY_PORT = 100
 PRIORITY_STATIC = 20
 PRIORITY_LEARNED = 10
 PRIORITY_FLOOD = 10
+# A broadcast on the fabric's flood tree (intent broadcast_ports) beats the
+# VLAN's flood, below a static entry (which never names the broadcast MAC).
+PRIORITY_BROADCAST_TREE = 15
+BROADCAST_MAC = "ff:ff:ff:ff:ff:ff"
 MAC_AGING_S = 300
 OFP_VERSION = "OpenFlow13"
 MAX_OFPORT = 0xFEFF
@@ -160,6 +164,7 @@ class SwitchIntent(NamedTuple):
     vlans: tuple
     ports: dict  # port name -> PortIntent
     static_macs: tuple  # (vlan, mac, port name)
+    broadcast_ports: tuple | None = None  # port names on the flood tree (None: flood by VLAN)
 
 
 def normalize_intent(config: Any, switch: str = "switch") -> SwitchIntent:
@@ -194,7 +199,21 @@ def normalize_intent(config: Any, switch: str = "switch") -> SwitchIntent:
     ports = _port_intents(config.get("ports"), where, vlan_set)
     statics = _static_entries(config.get("static_macs") or [], where, ports)
     return SwitchIntent(switch, stp, tuple(sorted(vlan_set)), ports,
-                        tuple(sorted((vlan, mac, port) for (vlan, mac), port in statics.items())))
+                        tuple(sorted((vlan, mac, port) for (vlan, mac), port in statics.items())),
+                        _broadcast_ports(config.get("broadcast_ports"), where, ports))
+
+
+def _broadcast_ports(value: Any, where: str, ports: dict[str, PortIntent]) -> tuple | None:
+    """``switches.<name>.broadcast_ports`` checked: port names in use."""
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise OvsError("%s.broadcast_ports: must be a list of ports, got %r" % (where, value))
+    for position, port in enumerate(value):
+        if str(port) not in ports:
+            raise OvsError("%s.broadcast_ports[%d]: port %s is not in %s.ports"
+                           % (where, position, label(port), where))
+    return tuple(sorted({str(port) for port in value}, key=int))
 
 
 def _port_intents(ports_data: Any, where: str, vlan_set: set[int]) -> dict[str, PortIntent]:
@@ -347,8 +366,24 @@ def render_flows(intent: SwitchIntent) -> list[Flow]:
             if tagged:
                 flood += push + ["output:%d" % ofport for ofport in tagged]
             add(TABLE_EGRESS, PRIORITY_FLOOD, [("reg0", vlan), ("reg1", 0)], flood)
+        if intent.broadcast_ports is not None:
+            add(TABLE_EGRESS, PRIORITY_BROADCAST_TREE,
+                [("reg0", vlan), ("reg1", 0), ("dl_dst", BROADCAST_MAC)],
+                _tree_flood(intent, vlan, push))
     add(TABLE_EGRESS, 0, [], [])
     return sorted(flows, key=_flow_order)
+
+
+def _tree_flood(intent: SwitchIntent, vlan: int, push: list[str]) -> list[str]:
+    """A broadcast of ``vlan`` out of every flood-tree port (OpenFlow never
+    sends it back out of its in_port), untagged unless the port is a tagged
+    member of the VLAN (verify/dot1q.py, the same rule)."""
+    ports = [intent.ports[name] for name in intent.broadcast_ports or ()]
+    tagged = [p.ofport for p in ports if vlan in p.tagged]
+    actions = ["output:%d" % p.ofport for p in ports if vlan not in p.tagged]
+    if tagged:
+        actions += push + ["output:%d" % ofport for ofport in tagged]
+    return actions
 
 
 def _flow_order(flow: Flow) -> tuple:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from . import dell_os6, huawei_vrp, linux_bridge, ovs
-from .capabilities import require_renderable
+from .capabilities import BROADCAST_TREE_PLATFORMS, require_renderable
 from ..fabric.device_strings import shown
 from .common import PlatformError, safe_string
 
@@ -59,6 +59,10 @@ def render_switch(name: str, entry: Any, interface_names: Mapping[Any, str] | No
     if not isinstance(entry, dict):
         raise PlatformError("switch %s: intent entry must be a mapping" % name)
     row = require_renderable(entry.get("platform"), name)
+    if entry.get("broadcast_ports") is not None and row.platform not in BROADCAST_TREE_PLATFORMS:
+        # rendering without it would let the renamed VLANs flood along every path
+        raise PlatformError("switch %s: platform %s cannot hold broadcast_ports (a flood tree across "
+                            "VLANs); plan it with assignment auto or fixed" % (name, row.platform))
     if interface_names is None:
         interface_names = entry.get("interface_names")
     return {extension: function(entry, name, interface_names)

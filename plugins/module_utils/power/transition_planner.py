@@ -21,7 +21,8 @@ import networkx as nx
 
 from ..verify import cdg
 from ..errors import EtherclusterError, TopologyError
-from ..intent.build import Plan, PlanError, build_intent, check_intent, plan
+from ..intent.build import Plan, PlanError, build_intent, check_intent, flood_tree_possible, plan
+from ..assign.flood_tree import flood_tree
 from ..assign.macs import static_mac_table
 from ..platforms.capabilities import CAPABILITIES
 from ..routing import compute_routing
@@ -121,6 +122,7 @@ class _Router:
 
     def __init__(self, options: dict[str, Any], keep_turn_order: bool, link_name: str,
                  file_down: Iterable[int]) -> None:
+        _check_per_destination(options.get("assignment"), options.get("engine_options"))
         self.options = options
         self.file_down = set(file_down)  # the working topologies have every link up
         self.keep = keep_turn_order
@@ -157,6 +159,19 @@ class _Router:
             return _plan(topology, down, bank, self.options, what, self.link_name)
 
 
+def _check_per_destination(assignment: Any, engine_options: Any) -> None:
+    """Transitions keep per-destination paths (the turn order above); a
+    fabric planned with source-tree paths or left to ``assignment: auto``
+    is refused by name, before anything is planned."""
+    paths = dict(engine_options or {}).get("paths", "per_destination")
+    if assignment not in ("fixed", "renamed") or paths != "per_destination":
+        raise TransitionError(
+            "link transitions move per-destination routings (fixed or renamed assignment, engine "
+            "option paths: per_destination); this fabric's settings are assignment %s with %s "
+            "paths. Plan and deploy it with assignment renamed (broadcast: bounded) or fixed with "
+            "a routing whose paths are trees, to save power on it" % (assignment, paths))
+
+
 def held_intent(topology: Topology, down: Iterable[Any] = (), bank: str = "A", engine: str = "segment",
                 assignment: str = "renamed", engine_options: dict[str, Any] | None = None,
                 keep_turn_order: bool = True, **plan_kwargs: Any) -> Intent:
@@ -191,6 +206,7 @@ def kept_order_router(topology: Topology, engine: str = "segment",
     without a path (such a link can only go off through a fresh plan and,
     usually, a drain). The link selection of the power-saving playbook uses
     it, so the loads it weighs are those of the routings it will push."""
+    _check_per_destination("renamed", engine_options)
     file_down = frozenset(topology.down_links())
     base = compute_routing(topology, engine, down=sorted(file_down), **dict(engine_options or {}))
     positions = _turn_order(base)
@@ -278,10 +294,14 @@ def _plan_from_routing(topology: Topology, routing: RoutingFunction, bank: str,
     made.assignment = assign_vlans(routing, options.get("assignment", "renamed"), bank=bank,
                                    vlan_range=options.get("vlan_range"),
                                    reserved=options.get("reserved", ()))
+    if options.get("assignment", "renamed") == "renamed" and flood_tree_possible(
+            topology, options.get("broadcast", "contained"))[0]:
+        made.assignment.broadcast_tree = flood_tree(topology, routing.down)
     static = static_mac_table(topology, routing, made.assignment)
     made.intent = build_intent(topology, routing, made.assignment, static_macs=static)
     made.intent["fabric"]["max_broadcast_copies"] = options.get("max_broadcast_copies",
                                                                 100000)
+    made.intent["fabric"]["broadcast"] = options.get("broadcast", "contained")
     checks = check_intent(topology, made.intent, routing=routing,
                           verification=made.verification)
     failed = [check for check in checks if not check["ok"]]

@@ -51,20 +51,22 @@ OUTPUT_FILES = (INTENT_FILE, REPORT_FILE, PICTURE_FILE)
 CONFIGS_NOTE = "configs/<switch>.<ext>"
 STALE_SUFFIX = ".stale"
 
-ASSIGNMENTS = ("fixed", "renamed")
+ASSIGNMENTS = ("auto", "fixed", "renamed")
+BROADCAST = ("contained", "bounded")
 BANKS = ("A", "B")
 MAC_LEARNING = ("static", "self")
 
 PLAN_DEFAULTS: dict[str, Any] = {
     "routing": "segment",
     "engine_options": None,
-    "assignment": "renamed",
+    "assignment": "auto",
     "down_links": (),
     "bank": "A",
     "vlan_range": None,
     "mac_learning": "static",
     "traffic": "uniform",
     "max_broadcast_copies": None,  # None: the planner's default
+    "broadcast": "contained",
 }
 
 FILE_NOTES = {
@@ -125,7 +127,7 @@ def plan_options(**given: Any) -> dict[str, Any]:
         if value is not None:
             options[key] = plain_data(value)
     for key, allowed in (("assignment", ASSIGNMENTS), ("bank", BANKS),
-                         ("mac_learning", MAC_LEARNING)):
+                         ("mac_learning", MAC_LEARNING), ("broadcast", BROADCAST)):
         if options[key] not in allowed:
             raise OutputError("%s: must be one of %s, got %r"
                               % (key, ", ".join(allowed), options[key]))
@@ -160,6 +162,7 @@ def compute_plan(topology: Topology, options: dict[str, Any]) -> Any:
                 bank=options["bank"],
                 vlan_range=tuple(options["vlan_range"]) if options["vlan_range"] else None,
                 mac_learning=options["mac_learning"], traffic=options["traffic"],
+                broadcast=options["broadcast"],
                 **({} if options["max_broadcast_copies"] is None
                    else {"max_broadcast_copies": options["max_broadcast_copies"]}))
 

@@ -19,7 +19,10 @@ Per switch and frame:
    the switch notes (source MAC, VLAN) -> P.
 3. **Forwarding** inside the VLAN: a static entry (MAC, VLAN) -> port
    first, then a learned one; a broadcast or an unknown destination floods
-   to every member port of the VLAN except P. A frame is never sent back
+   to every member port of the VLAN except P. A switch whose intent lists
+   ``broadcast_ports`` (its ports on the fabric's flood tree, and its host
+   ports) sends broadcasts out of those ports only, whatever the VLAN,
+   except P -- untagged unless the port is a tagged member of the VLAN. A frame is never sent back
    out of the port it came in on, nor out of a port that is not a member
    of its VLAN or is admin down.
 4. **Egress** on Q: untagged if the VLAN is in Q's ``untagged``, tagged if
@@ -45,6 +48,16 @@ from ..errors import EtherclusterError
 
 BROADCAST = "broadcast"
 BROADCAST_MAC = "ff:ff:ff:ff:ff:ff"
+
+
+def _broadcast_ports(entry: dict[str, Any], ports: dict[str, Any]) -> tuple[str, ...] | None:
+    """The ports a broadcast may leave by (intent ``broadcast_ports``: a
+    static filtering entry for the broadcast address that holds in every
+    VLAN), admin-up ones only; None when the switch floods by membership."""
+    listed = entry.get("broadcast_ports")
+    if listed is None:
+        return None
+    return tuple(sorted(str(p) for p in listed if str(p) in ports and ports[str(p)]["admin"] == "up"))
 
 
 class Dot1qError(EtherclusterError):
@@ -93,7 +106,8 @@ class Dot1qFabric:
                                    "members": {vid: tuple(sorted(ps))
                                                for vid, ps in members.items()},
                                    "static_source": entry.get("static_macs") or (),
-                                   "static": None}
+                                   "static": None,
+                                   "broadcast_ports": _broadcast_ports(entry, ports)}
         self.peer = {}
         for link in intent.get("links") or ():
             if link.get("state", "up") != "up":
@@ -215,6 +229,8 @@ class Dot1qFabric:
                 how = "learned"
             if out is None:
                 how = "flood"
+        elif entry["broadcast_ports"] is not None:   # the switch's flood tree (intent field)
+            return [p for p in entry["broadcast_ports"] if p != port], how, None
         if out is not None:
             config = entry["ports"].get(out)
             if out == port:
@@ -232,7 +248,8 @@ class Dot1qFabric:
         """What leaves ``switch`` on ``port`` in VLAN ``vid``: ``(tag, where)``
         where is ("host", name), ("switch", (peer switch, peer port)) or None."""
         config = self.switches[switch]["ports"][port]
-        tag = None if vid in config["untagged"] else vid
+        # untagged unless a tagged member (a broadcast_ports port need not be a member)
+        tag = vid if vid in config["tagged"] else None
         host = self.host_at.get((switch, port))
         if host is not None:
             return tag, ("host", host)
@@ -413,6 +430,63 @@ class Dot1qFabric:
                 if copies > worst[0]:
                     worst = (copies, node[1], node[2])
         return worst
+
+    def broadcast_containment(self) -> dict[str, Any]:
+        """Whether one broadcast from any host reaches every other host
+        exactly once and crosses every link direction at most once (a flood
+        tree). Counts, per sending (switch, VLAN), the copies that enter
+        each switch (paths of the flood graph, which must be acyclic) and
+        the copies each host receives.
+
+        Returns ``{"contained": bool, "sources": int, "problem": None or
+        {"source", "vlan", "where", "copies", "what"}}`` for the first
+        offence (``what``: ``"switch"`` entered by several copies,
+        ``"host"`` receiving several or none)."""
+        graph = self.flood_graph()
+        result: dict[str, Any] = {"contained": True, "sources": 0, "problem": None}
+        if not nx.is_directed_acyclic_graph(graph):
+            result["contained"] = False
+            return result
+        rank = {node: i for i, node in enumerate(nx.topological_sort(graph))}
+        hosts_of: dict[str, list[str]] = {}
+        for name, (switch, _port, _mac) in self.hosts.items():
+            hosts_of.setdefault(switch, []).append(name)
+        for source in sorted(node for node in graph if node[0] == "host"):
+            result["sources"] += 1
+            problem = self._flood_tree_problem(graph, rank, source, hosts_of)
+            if problem is not None:
+                result["contained"] = False
+                result["problem"] = problem
+                break
+        return result
+
+    def _flood_tree_problem(self, graph: nx.DiGraph, rank: dict, source: tuple,
+                            hosts_of: dict[str, list[str]]) -> dict[str, Any] | None:
+        """The first offence of the flood from ``source`` (see
+        :meth:`broadcast_containment`), or None."""
+        reached = sorted(nx.descendants(graph, source), key=rank.__getitem__)
+        copies = {source: 1}
+        entered: dict[str, int] = {source[1]: 1}   # a copy back at the sender's switch is one too many
+        received = {name: 0 for names in hosts_of.values() for name in names}
+        for node in [source] + reached:
+            count = copies[node]
+            switch, port, vid = (node[1], None, node[2]) if node[0] == "host" else node
+            if node[0] != "host":
+                entered[switch] = entered.get(switch, 0) + count
+                if entered[switch] > 1:
+                    return {"source": source[1], "vlan": source[2], "where": switch,
+                            "copies": entered[switch], "what": "switch"}
+            for successor in graph.successors(node):
+                copies[successor] = copies.get(successor, 0) + count
+            for out in self.decide(switch, port, vid, BROADCAST_MAC)[0]:
+                host = self.host_at.get((switch, out))
+                if host is not None:
+                    received[host] += count
+        for name in sorted(received):
+            if received[name] != 1:
+                return {"source": source[1], "vlan": source[2], "where": name,
+                        "copies": received[name], "what": "host"}
+        return None
 
     def storm_cycle(self, tagged_sources: bool = False) -> list[str]:
         """A cycle of flood states (``"switch:port/vlan"`` strings, the first
