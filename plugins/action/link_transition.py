@@ -46,7 +46,7 @@ else:
     IMPORT_ERROR = None
 
 display = Display()
-PLAN_OPTIONS = ("vlan_range", "traffic", "max_broadcast_copies", "reserved")
+PLAN_OPTIONS = ("vlan_range", "traffic", "max_broadcast_copies", "broadcast", "reserved")
 
 
 def step_line(entry):

@@ -63,7 +63,7 @@ options:
     description: Options of the routing engine.
     type: dict
   plan_options:
-    description: More options of the plan (C(vlan_range), C(traffic), C(max_broadcast_copies)), as deployed.
+    description: More options of the plan (C(vlan_range), C(traffic), C(max_broadcast_copies), C(broadcast)), as deployed.
     type: dict
   wait_s:
     description: Seconds to wait after the last PVID flip before the old bank is removed.

@@ -83,9 +83,12 @@ options:
       - The VLAN assignment that implements the routing on the switches.
       - V(fixed) gives every source switch's tree of paths a VLAN (the frame keeps it, N x N -> P);
         V(renamed) gives every input port a PVID and lets switches re-tag frames (C x N -> C, fewer VLANs).
-      - Default is the topology file's C(fabric.assignment), else V(renamed).
+      - V(auto) tries fixed with the engine's own paths (when they form a tree per source), then fixed with
+        source-tree paths (engine option C(paths=source_tree)), then renamed, and keeps the first plan that
+        passes every check (limits and broadcast containment included); check C(assignment_choice) says why.
+      - Default is the topology file's C(fabric.assignment), else V(auto).
     type: str
-    choices: [fixed, renamed]
+    choices: [auto, fixed, renamed]
   down_links:
     description:
       - Links the routing must not use, beside those whose state is C(down) in the topology;
@@ -115,6 +118,14 @@ options:
         one tree; a renamed one floods along every path of the routing, which can be exponentially many.
       - Default is the topology file's C(fabric.max_broadcast_copies), else 100000.
     type: int
+  broadcast:
+    description:
+      - V(contained) accepts a plan only if one broadcast from any host reaches every host exactly once
+        and enters every switch once (a flood tree; check C(broadcast_once)).
+      - V(bounded) accepts floods that reach a host several times, up to O(max_broadcast_copies).
+      - Default is the topology file's C(fabric.broadcast), else V(contained).
+    type: str
+    choices: [contained, bounded]
   mac_learning:
     description:
       - V(static) registers every host's MAC address statically on every switch, in every VLAN in which
@@ -284,13 +295,14 @@ ARGUMENT_SPEC = {
     "topology_data": {"type": "dict"},
     "routing": {"type": "str"},
     "engine_options": {"type": "dict"},
-    "assignment": {"type": "str", "choices": ["fixed", "renamed"]},
+    "assignment": {"type": "str", "choices": ["auto", "fixed", "renamed"]},
     "down_links": {"type": "list", "elements": "str", "default": []},
     "bank": {"type": "str", "choices": ["A", "B"]},
     "vlan_range": {"type": "list", "elements": "int"},
     "mac_learning": {"type": "str", "choices": ["static", "self"]},
     "traffic": {"type": "str"},
     "max_broadcast_copies": {"type": "int"},
+    "broadcast": {"type": "str", "choices": ["contained", "bounded"]},
     "settings": {"type": "dict"},
     "out": {"type": "path"},
 }

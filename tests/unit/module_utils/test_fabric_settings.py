@@ -53,7 +53,7 @@ def test_null_fields_are_not_set():
 
 @pytest.mark.parametrize("field, value, message", [
     ("bank", "C", r"^f\.yml: fabric\.bank: must be one of A, B, got 'C'$"),
-    ("assignment", "fixd", r"^f\.yml: fabric\.assignment: must be one of fixed, renamed"),
+    ("assignment", "fixd", r"^f\.yml: fabric\.assignment: must be one of auto, fixed, renamed"),
     ("mac_learning", True, r"^f\.yml: fabric\.mac_learning: must be one of static, self"),
     ("traffic", "tornado", r"fabric\.traffic: must be one of uniform, bit_reversal"),
     ("routing", "", r"^f\.yml: fabric\.routing: must be the name of a routing engine"),
@@ -142,8 +142,9 @@ def test_transition_options_carry_what_must_match_the_deployment():
     settings = dict(DEFAULTS, routing="updown", engine_options={"root": "sw1"},
                     vlan_range=[500, 900], max_broadcast_copies=7, bank="B")
     assert transition_options(settings) == {
-        "routing": "updown", "assignment": "renamed", "engine_options": {"root": "sw1"},
-        "plan_options": {"vlan_range": [500, 900], "traffic": "uniform", "max_broadcast_copies": 7}}
+        "routing": "updown", "assignment": "auto", "engine_options": {"root": "sw1"},
+        "plan_options": {"vlan_range": [500, 900], "traffic": "uniform", "max_broadcast_copies": 7,
+                         "broadcast": "contained"}}
 
 
 def test_settings_from_the_file_reach_the_planner_like_options():

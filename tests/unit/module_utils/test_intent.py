@@ -81,8 +81,8 @@ def test_the_intent_has_every_field_of_intent_md(kind):
 
 
 def test_the_intent_is_json_and_the_same_for_the_same_input():
-    one = plan(topo(), engine="segment", assignment="renamed").intent
-    two = plan(topo(), engine="segment", assignment="renamed").intent
+    one = plan(topo(), engine="segment", assignment="renamed", broadcast="bounded").intent
+    two = plan(topo(), engine="segment", assignment="renamed", broadcast="bounded").intent
     text = json.dumps(one, indent=2)
     assert text == json.dumps(two, indent=2)
     assert json.loads(text) == one
@@ -113,7 +113,7 @@ def test_bank_and_range_reach_the_intent():
 
 
 def test_a_plan_reports_every_check_metrics_host_limit_and_timings():
-    result = plan(topo(), engine="dor", assignment="renamed")
+    result = plan(topo(), engine="dor", assignment="renamed", broadcast="bounded")
     names = [check["name"] for check in result.checks]
     assert names == list(dict.fromkeys(names))        # each once
     assert {"deadlock_free", "routing_complete", "vlan_assignment", "platform_ports",
@@ -148,7 +148,7 @@ def rejected(*args, **kwargs):
 
 
 def test_too_few_vlans_on_a_switch_names_the_switch():
-    error = rejected(topo({"max_vlans": 1}), engine="dor", assignment="renamed")
+    error = rejected(topo({"max_vlans": 1}), engine="dor", assignment="renamed", broadcast="bounded")
     failed = checks_by_name(error.checks)
     assert set(failed) == {"max_vlans"}
     assert failed["max_vlans"]["switch"] == "sw0"
@@ -157,7 +157,7 @@ def test_too_few_vlans_on_a_switch_names_the_switch():
 
 
 def test_a_mac_table_too_small_names_the_switch():
-    error = rejected(topo({"mac_table_size": 20}), engine="dor", assignment="renamed")
+    error = rejected(topo({"mac_table_size": 20}), engine="dor", assignment="renamed", broadcast="bounded")
     failed = checks_by_name(error.checks)
     assert failed["mac_table"]["switch"] in error.plan.topology.switches
     assert "static MAC entries, mac_table_size is 20" in failed["mac_table"]["detail"]
@@ -175,7 +175,7 @@ def test_the_host_limit_alone_can_fail():
     busiest = max(len(entries) for entries in table.values())
     vlans = max(len(entry["vlans"]) for entry in assignment.switches.values())
     assert busiest <= 14 < len(topology.hosts) * vlans
-    error = rejected(topology, engine="dor")
+    error = rejected(topology, engine="dor", assignment="renamed")
     assert set(checks_by_name(error.checks)) == {"host_limit"}
 
 
@@ -202,7 +202,7 @@ def test_an_unknown_engine_or_option_is_a_clear_plan_error():
     error = rejected(topo(), engine="nosuch")
     assert "unknown routing engine 'nosuch'" in str(error)
     assert checks_by_name(error.checks)["routing"]["ok"] is False
-    with pytest.raises(PlanError, match="assignment: must be one of fixed, renamed"):
+    with pytest.raises(PlanError, match="assignment: must be one of auto, fixed, renamed"):
         plan(topo(), assignment="mixed")
     with pytest.raises(PlanError, match="mac_learning"):
         plan(topo(), mac_learning="sometimes")
@@ -236,7 +236,8 @@ def test_a_routing_with_a_cdg_cycle_fails_deadlock_and_storm_checks():
 
 
 def good_intent(kind="fixed"):
-    result = plan(topo(), engine="dor", assignment=kind)
+    result = plan(topo(), engine="dor", assignment=kind,
+                  broadcast="bounded" if kind == "renamed" else "contained")
     return result.topology, result.routing, copy.deepcopy(result.intent)
 
 
@@ -315,7 +316,7 @@ def test_mac_learning_self_plans_the_hosts_and_no_static_entries():
     assert checks["mac_table"]["ok"] and "learned" in checks["mac_table"]["detail"]
     # the check pings from the destinations, then follows learned entries only
     assert checks["unicast_paths"]["ok"] and "learned" in checks["unicast_paths"]["detail"]
-    error = rejected(topo(), engine="dor", assignment="renamed", mac_learning="self")
+    error = rejected(topo(), engine="dor", assignment="renamed", broadcast="bounded", mac_learning="self")
     assert "only with the fixed VLAN assignment" in str(error)
 
 
@@ -360,7 +361,7 @@ def brute_force_broadcast_crossings(intent, host):
 ])
 def test_broadcast_copies_counts_every_link_crossing_of_the_worst_broadcast(spec, engine,
                                                                             assignment):
-    result = plan(topo(**spec), engine=engine, assignment=assignment)
+    result = plan(topo(**spec), engine=engine, assignment=assignment, broadcast="bounded" if assignment == "renamed" else "contained")
     fabric = Dot1qFabric(result.intent)
     copies, switch, _vlan = fabric.broadcast_copies()
     crossings = {name: brute_force_broadcast_crossings(result.intent, name)
@@ -376,12 +377,12 @@ def test_broadcast_copies_counts_every_link_crossing_of_the_worst_broadcast(spec
 
 def test_too_many_broadcast_copies_reject_the_plan_naming_the_switch():
     fabric = topo(kind="torus", dims=[4, 4])
-    accepted = plan(fabric, engine="segment", assignment="renamed")
+    accepted = plan(fabric, engine="segment", assignment="renamed", broadcast="bounded")
     copies, switch, _vlan = Dot1qFabric(accepted.intent).broadcast_copies()
     assert copies > 15  # renamed floods along many paths of the segment routing
     assert accepted.intent["fabric"]["max_broadcast_copies"] == 100000
     with pytest.raises(PlanError) as info:
-        plan(fabric, engine="segment", assignment="renamed", max_broadcast_copies=copies - 1)
+        plan(fabric, engine="segment", assignment="renamed", broadcast="bounded", max_broadcast_copies=copies - 1)
     failed = {check["name"]: check for check in info.value.checks if not check["ok"]}
     assert set(failed) == {"broadcast_copies"}
     assert failed["broadcast_copies"]["switch"] == switch

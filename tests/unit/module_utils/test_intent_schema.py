@@ -33,6 +33,7 @@ PLANS = [
     ({"kind": "complete", "switches": 5}, "stp", "fixed", "static"),
     ({"kind": "mesh", "dims": [4, 4]}, "dor", "fixed", "static"),
     ({"kind": "torus", "dims": [4, 4], "links_per_neighbor": 2}, "dor", "renamed", "static"),
+    ({"kind": "random", "switches": 12, "degree": 3, "seed": 3}, "segment", "auto", "static"),
 ]
 
 
@@ -46,13 +47,14 @@ def fixture_intent():
                               "mac": "02:00:00:00:00:0%d" % (i + 1)} for i in range(3)},
     }
     topology = topology_from_data(data)
-    return plan(topology, engine="updown", assignment="renamed").intent
+    return plan(topology, engine="updown", assignment="renamed", broadcast="bounded").intent
 
 
 @pytest.mark.parametrize("spec, engine, assignment, learning", PLANS)
 def test_the_planners_intents_match_the_schema(spec, engine, assignment, learning):
     result = plan(topology_from_data({"generate": spec}), engine=engine, assignment=assignment,
-                  mac_learning=learning)
+                  mac_learning=learning,
+                  broadcast="bounded" if assignment == "renamed" else "contained")
     assert intent_schema.intent_problems(result.intent) == []
     # and jsonschema itself, with the static entries checked by the schema too
     validator = jsonschema.Draft7Validator(intent_schema.schema())

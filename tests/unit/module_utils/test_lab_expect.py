@@ -43,7 +43,7 @@ def mesh_dor_fixed():
 def torus_segment_renamed():
     topology = topology_from_data({"generate": {"kind": "torus", "dims": [4, 4],
                                                 "hosts_per_switch": 1}})
-    return plan(topology, engine="segment", assignment="renamed")
+    return plan(topology, engine="segment", assignment="renamed", broadcast="bounded")
 
 
 def _host_of_switch(intent):

@@ -120,7 +120,8 @@ def test_options_defaults_and_forms():
     options = plan_options(vlan_range="200-299", down_links="sw0:2", engine_options=None)
     assert options["vlan_range"] == [200, 299]
     assert options["down_links"] == ["sw0:2"]
-    assert (options["routing"], options["assignment"], options["bank"]) == ("segment", "renamed", "A")
+    assert (options["routing"], options["assignment"], options["bank"]) == ("segment", "auto", "A")
+    assert options["broadcast"] == "contained"
     assert options["engine_options"] == {}
 
 

@@ -40,12 +40,12 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.power.transit
 
 CASES = {
     "torus4x4-segment-renamed": ({"kind": "torus", "dims": [4, 4]},
-                                 {"engine": "segment", "assignment": "renamed"}),
+                                 {"engine": "segment", "assignment": "renamed", "broadcast": "bounded"}),
     "mesh4x4-dor-fixed": ({"kind": "mesh", "dims": [4, 4], "links_per_neighbor": 2},
                           {"engine": "dor", "assignment": "fixed",
                            "engine_options": {"balance": False}}),
     "ring6-updown-renamed": ({"kind": "torus", "dims": [6]},
-                             {"engine": "updown", "assignment": "renamed"}),
+                             {"engine": "updown", "assignment": "renamed", "broadcast": "bounded"}),
 }
 LINK = 3
 

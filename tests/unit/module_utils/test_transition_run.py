@@ -19,7 +19,7 @@ import pytest
 from ansible_collections.ethercluster.routing.plugins.module_utils.power import transition_run as tr
 from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
 from ansible_collections.ethercluster.routing.plugins.module_utils.power.fabric_state import fabric_state
-from ansible_collections.ethercluster.routing.plugins.module_utils.intent.build import plan
+from ansible_collections.ethercluster.routing.plugins.module_utils.intent.build import plan as plan_fabric
 from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import ovs
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.connections import (
     SwitchConnectionError,
@@ -31,6 +31,11 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topolo
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lab"
 RING = load_topology(FIXTURES / "ring3_topology.yml")
+
+
+def plan(topology, **options):
+    """The renamed plans plan_transition makes (its default assignment)."""
+    return plan_fabric(topology, assignment="renamed", **options)
 LINK = "sw1:3"  # sw1:3--sw2:2, link 1
 
 

@@ -194,7 +194,7 @@ RING = {"name": "ring3", "switches": {"sw0": {}, "sw1": {}, "sw2": {}},
 
 @pytest.fixture(scope="module", name="intent")
 def fixture_intent():
-    return plan(topology_from_data(copy.deepcopy(RING), "ring.yml"), engine="updown", assignment="renamed").intent
+    return plan(topology_from_data(copy.deepcopy(RING), "ring.yml"), engine="updown", assignment="renamed", broadcast="bounded").intent
 
 
 # renderer name -> (render functions, how its interface names may be given)

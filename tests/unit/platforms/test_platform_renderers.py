@@ -95,7 +95,8 @@ PLANS = [
 @pytest.fixture(scope="module", params=PLANS, ids=lambda param: "%s-%s-%s" % (param[0]["kind"], param[1], param[2]))
 def planned_intent(request):
     fabric, engine, assignment = request.param
-    return plan(topology_from_data({"generate": fabric}), engine=engine, assignment=assignment).intent
+    return plan(topology_from_data({"generate": fabric}), engine=engine, assignment=assignment,
+                broadcast="bounded" if assignment == "renamed" else "contained").intent
 
 
 @pytest.mark.parametrize("platform, suffix, render, parse", FORMATS, ids=FORMAT_IDS)

@@ -163,6 +163,7 @@ def test_second_run_changes_nothing(ansible_cli, first_run):
     out, _result, files = first_run
     mtimes = {name: os.stat(out / name).st_mtime_ns for name in files}
     rc, result, text = playbook(ansible_cli, "-e", "topology=" + DEFAULT_TOPOLOGY,
+                                "-e", "routing=segment", "-e", "assignment=renamed",
                                 "-e", "out=" + str(out), cwd=out.parent)
     assert rc == 0, text
     assert result["changed"] is False, result["files"]

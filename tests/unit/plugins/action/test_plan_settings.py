@@ -29,8 +29,8 @@ def test_the_files_block_is_planned_and_recorded(ansible_cli, tmp_path):
     assert fabric["engine_options"]["root"] == "sw1"
     assert fabric["settings"] == {"routing": "updown", "engine_options": {"root": "sw1"},
                                   "assignment": "fixed", "bank": "B", "vlan_range": None,
-                                  "max_broadcast_copies": None, "mac_learning": "static",
-                                  "traffic": "uniform"}
+                                  "max_broadcast_copies": None, "broadcast": "contained",
+                                  "mac_learning": "static", "traffic": "uniform"}
     assert result["settings_sources"]["routing"] == "topology"
     assert result["settings_sources"]["traffic"] == "default"
     assert json.loads((out / "intent.json").read_text())["fabric"]["settings"] == fabric["settings"]
@@ -49,7 +49,7 @@ def test_settings_beat_the_file_and_options_beat_settings(ansible_cli, tmp_path)
     assert result["settings_sources"] == {
         "routing": "options", "engine_options": "default", "assignment": "topology",
         "bank": "settings", "vlan_range": "default", "max_broadcast_copies": "default",
-        "mac_learning": "default", "traffic": "default"}
+        "broadcast": "default", "mac_learning": "default", "traffic": "default"}
 
 
 def test_a_bad_field_in_the_file_names_it_and_writes_no_intent(ansible_cli, tmp_path):

@@ -96,7 +96,8 @@ def test_settings_come_back_from_the_deployed_intent(planned):
     found = deployed_settings(str(directory), None, ["sw2", "sw0", "sw1"])
     assert found["source"] == "intent"
     assert found["options"] == {"routing": "updown", "assignment": "fixed", "engine_options": {"root": "sw1"},
-                                "plan_options": {"vlan_range": [200, 3000], "traffic": "uniform"}}
+                                "plan_options": {"vlan_range": [200, 3000], "traffic": "uniform",
+                                                 "broadcast": "contained"}}
     assert found["note"] == "from the deployed intent %s" % (directory / "intent.json")
 
 

@@ -43,7 +43,8 @@ def test_filters_agree_with_the_plan_intent(data, engine, assignment):
     entries the plan module puts in the intent, for the same options."""
     vlans = FILTERS["vlan_assignment"](data, engine, assignment)
     macs = FILTERS["static_mac_table"](data, engine, assignment)
-    outcome = run_plan(data, routing=engine, assignment=assignment)
+    outcome = run_plan(data, routing=engine, assignment=assignment,
+                       broadcast="bounded" if assignment == "renamed" else "contained")
     assert outcome.accepted, outcome.error
     intent = outcome.plan.intent
     json.dumps(vlans), json.dumps(macs)  # plain data
