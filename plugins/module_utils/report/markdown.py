@@ -141,7 +141,10 @@ def report_context(topology: Topology | None, options: dict[str, Any], plan: Any
                     or [str(ref) for ref in options.get("down_links") or ()],
                     "blocked_links": list(planned.get("blocked_links") or ())},
         "learning": _learning_summary((intent or {}).get("mac_learning")),
-        "assignment": {"kind": options.get("assignment"), "bank": options.get("bank"),
+        "assignment": {"kind": planned.get("assignment") or options.get("assignment"),
+                       "asked": options.get("assignment"), "bank": options.get("bank"),
+                       "broadcast": planned.get("broadcast") or options.get("broadcast"),
+                       "broadcast_tree": planned.get("broadcast_tree"),
                        "vlan_range": (intent or {}).get("fabric", {}).get("vlan_range")
                        or options.get("vlan_range"),
                        "mac_learning": options.get("mac_learning")},

@@ -306,7 +306,8 @@ def picture(topology: Topology, options: dict[str, Any], plan: Any = None, loads
     routing = getattr(plan, "routing", None)
     if routing is not None:
         down = set(routing.down)
-    return fabric_svg(topology, loads=loads, down=down,
+    tree = (getattr(getattr(plan, "assignment", None), "broadcast_tree", None) or {}).get("links", ())
+    return fabric_svg(topology, loads=loads, down=down, flood_tree=tree,
                       title="fabric %s (%d switches, %d hosts)"
                       % (topology.name, len(topology.switches), len(topology.hosts)),
                       subtitle=subtitle, switch_notes=switch_notes(getattr(plan, "intent", None)))

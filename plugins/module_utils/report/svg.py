@@ -51,6 +51,7 @@ _RAMP = ((0.0, (116, 169, 207)), (0.35, (254, 204, 92)), (0.7, (253, 141, 60)),
          (1.0, (189, 0, 38)))
 _IDLE = "#b8b8b8"
 _DOWN = "#d0d0d0"
+_TREE = "#6a3d9a"   # the broadcast flood tree overlay
 
 
 # ---------------------------------------------------------------- layout
@@ -170,7 +171,7 @@ def _f(value: float) -> str:
 # ---------------------------------------------------------------- drawing
 def fabric_svg(topology: Topology, loads: Sequence[float] | np.ndarray | None = None,
                down: Iterable[int] = (), title: str | None = None, subtitle: str | None = None,
-               switch_notes: Mapping[str, str] | None = None) -> str:
+               switch_notes: Mapping[str, str] | None = None, flood_tree: Iterable[int] = ()) -> str:
     """The fabric as an SVG document (a str).
 
     ``loads``: per channel id, the channel's load (e.g. from
@@ -178,6 +179,8 @@ def fabric_svg(topology: Topology, loads: Sequence[float] | np.ndarray | None = 
     ``down``: link indexes drawn as down besides those down in the file.
     ``title``/``subtitle``: the two header lines. ``switch_notes``: switch
     name -> extra tooltip text (e.g. "VLANs 4, static entries 60").
+    ``flood_tree``: link indexes of the broadcast flood tree, drawn as a
+    dotted line along each (group ``flood-tree``) and named in tooltips.
     """
     title = title or "fabric %s" % topology.name
     positions = {name: (x * GRID_STEP, y * GRID_STEP)
@@ -202,7 +205,8 @@ def fabric_svg(topology: Topology, loads: Sequence[float] | np.ndarray | None = 
     at = _placer(shift)
 
     out = _header(width, height, title, subtitle)
-    links, labels = _link_elements(topology, drawn, down_links, loads, max_load, faint, at, shift)
+    links, labels = _link_elements(topology, drawn, down_links, loads, max_load, faint, at, shift,
+                                   set(flood_tree))
     out.extend(links)
     out.extend(_switch_elements(topology, positions, switch_notes or {}, at))
     out.append('<g id="link-loads" font-size="9" text-anchor="middle" fill="#222222" '
@@ -267,9 +271,12 @@ def _header(width: float, height: float, title: str, subtitle: str | None) -> li
 def _link_elements(topology: Topology, drawn: list[tuple], down: set[int],
                    loads: Sequence[float] | np.ndarray | None, max_load: float | None,
                    faint: set[int], at: Callable[[Sequence[float]], tuple[str, str]],
-                   shift: tuple[float, float]) -> tuple[list[str], list[str]]:
-    """The links group (coloured and sized by load, with tooltips) and the
-    load labels to draw above everything."""
+                   shift: tuple[float, float], tree: set[int] | None = None) -> tuple[list[str], list[str]]:
+    """The links group (coloured and sized by load, with tooltips), the
+    flood tree's dotted overlay and the load labels to draw above
+    everything."""
+    tree = tree or set()
+    overlay = []
     label_all = len(topology.links) <= LABEL_LINKS_UP_TO
     out = ['<g id="links" fill="none">']
     labels = []
@@ -296,10 +303,16 @@ def _link_elements(topology: Topology, drawn: list[tuple], down: set[int],
                               % (at(label)[0], _f(label[1] + shift[1] + 3), _number(load)))
         if link.index in faint:
             style += ' stroke-opacity="0.45"'
+        if link.index in tree:
+            tooltip += "\non the broadcast flood tree"
+            overlay.append("".join(_path(segment, at) for segment in geometry))
         out.append('<g stroke="%s" stroke-width="%s"%s><title>%s</title>%s</g>'
                    % (colour, _f(stroke), style, escape(tooltip),
                       "".join(_path(segment, at) for segment in geometry)))
     out.append('</g>')
+    if overlay:
+        out.append('<g id="flood-tree" fill="none" stroke="%s" stroke-width="1.2" '
+                   'stroke-dasharray="1,3">%s</g>' % (_TREE, "".join(overlay)))
     return out, labels
 
 

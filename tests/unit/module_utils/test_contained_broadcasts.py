@@ -6,6 +6,7 @@ falls back to fixed source-tree paths where they do not, and says why."""
 
 import copy
 import json
+import xml.etree.ElementTree as ET
 
 import networkx as nx
 import pytest
@@ -20,6 +21,7 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.platforms.com
 from ansible_collections.ethercluster.routing.plugins.module_utils.platforms.render import render_switch
 from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition import plan_transition
 from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition_proof import TransitionError
+from ansible_collections.ethercluster.routing.plugins.module_utils.report.outputs import run_plan
 from ansible_collections.ethercluster.routing.plugins.module_utils.verify.dot1q import Dot1qFabric
 
 
@@ -173,3 +175,19 @@ def test_a_platform_without_the_tree_refuses_to_render_it():
     with pytest.raises(PlatformError, match="cannot hold broadcast_ports"):
         render_switch("sw0", entry)
     json.dumps(entry)  # still plain data
+
+
+def test_the_report_and_the_picture_show_the_flood_tree():
+    topology = topo()
+    result = run_plan(topology.to_data(), routing="segment")
+    tree = result.plan.intent["fabric"]["broadcast_tree"]
+    report = result.contents["report.md"]
+    assert "| VLAN assignment | renamed (picked by auto" in report
+    assert ("| broadcasts | contained: along the flood tree from %s over %d links: %s |"
+            % (tree["root"], len(tree["links"]), ", ".join(tree["links"]))) in report
+    picture = ET.fromstring(result.contents["fabric.svg"])
+    overlay = picture.find(".//{http://www.w3.org/2000/svg}g[@id='flood-tree']")
+    assert overlay is not None and len(list(overlay)) >= len(tree["links"])
+    fixed = run_plan(topo(platform="dell_os6").to_data(), routing="segment")
+    assert "| broadcasts | contained: each VLAN floods its own tree |" in fixed.contents["report.md"]
+    assert 'id="flood-tree"' not in fixed.contents["fabric.svg"]
