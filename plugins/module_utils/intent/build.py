@@ -775,6 +775,7 @@ def _plan_auto(topology, engine, engine_options, settings):
     candidates = _auto_candidates(topology, options.get("paths"), settings)
     base_options = {key: value for key, value in options.items() if key != "paths"}
     made_routing: dict[str, Any] = {}
+    spent: dict[str, float] = {}
     refused = []
     last = None
     for kind, paths in candidates:
@@ -785,6 +786,7 @@ def _plan_auto(topology, engine, engine_options, settings):
             result = _plan_once(topology, engine, kind, dict(base_options, paths=paths), settings,
                                 made_routing)
         except PlanError as exc:
+            _add_timings(spent, exc.plan)
             if made_routing.get("per_destination") is None:
                 raise   # the engine itself failed: no candidate can do better
             failed = "; ".join("%s: %s" % (c["name"], c["detail"]) for c in exc.checks
@@ -792,6 +794,7 @@ def _plan_auto(topology, engine, engine_options, settings):
             refused.append("%s with %s paths: %s" % (kind, paths.replace("_", "-"), failed))
             last = exc
             continue
+        result.timings = _add_timings(spent, result)   # every candidate's time, the engine's once
         detail = "auto picked %s assignment with %s paths (%s)" % (kind, paths.replace("_", "-"), why)
         if refused:
             detail += "; refused before it: " + " | ".join(refused)
@@ -802,6 +805,13 @@ def _plan_auto(topology, engine, engine_options, settings):
     message = "assignment auto: no candidate passes every check: " + " | ".join(refused)
     checks = [_check("assignment_choice", False, message)] + (last.checks if last else [])
     raise PlanError("plan rejected: " + message, checks, last.plan if last else None)
+
+
+def _add_timings(total: dict[str, float], made: Any) -> dict[str, float]:
+    """Add the stage times of ``made`` (a Plan or None) to ``total``."""
+    for stage, seconds in (getattr(made, "timings", None) or {}).items():
+        total[stage] = round(total.get(stage, 0.0) + seconds, 4)
+    return total
 
 
 def _plan_once(topology, engine, assignment, engine_options, settings, made_routing=None):
