@@ -674,8 +674,14 @@ def _number(value):
     return int(round(value)) if abs(value - round(value)) < 1e-9 else round(value, 6)
 
 
-def _metrics(routing, traffic, assignment):
-    report = path_metrics(routing, traffic)
+def _metrics(routing, traffic, assignment, made_routing=None):
+    cached = (made_routing or {}).get("metrics")
+    if cached is not None and cached[0] is routing:
+        report = dict(cached[1])   # auto's next candidate with the same routing
+    else:
+        report = path_metrics(routing, traffic)
+        if made_routing is not None:
+            made_routing["metrics"] = (routing, dict(report))
     if assignment is not None:
         report["vlans_used"] = assignment.vlans_used
     return report
@@ -915,7 +921,13 @@ def _route_and_assign(partial, clock, engine, engine_options, assignment, settin
         raise PlanError("plan rejected: %s" % exc, checks, partial) from exc
     partial.routing = routing
     clock.lap("routing")
-    verification = cdg.verify_routing(routing)
+    verified = (made_routing or {}).get("verified")
+    if verified is not None and verified[0] is routing:
+        verification = verified[1]   # auto's next candidate with the same routing
+    else:
+        verification = cdg.verify_routing(routing)
+        if made_routing is not None:
+            made_routing["verified"] = (routing, verification)
     partial.verification = verification
     checks.extend(routing_checks(verification))
     clock.lap("verification")
@@ -931,7 +943,7 @@ def _route_and_assign(partial, clock, engine, engine_options, assignment, settin
     partial.assignment = assignment_made
     clock.lap("assignment")
     try:
-        partial.metrics = _metrics(routing, traffic, assignment_made)
+        partial.metrics = _metrics(routing, traffic, assignment_made, made_routing)
     except EtherclusterError as exc:
         checks.append(_check("traffic", False, str(exc)))
     clock.lap("metrics")

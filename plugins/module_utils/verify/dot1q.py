@@ -43,6 +43,8 @@ from collections.abc import Iterable
 from typing import Any
 
 import networkx as nx
+import numpy as np
+from scipy import sparse
 
 from ..errors import EtherclusterError
 
@@ -58,6 +60,77 @@ def _broadcast_ports(entry: dict[str, Any], ports: dict[str, Any]) -> tuple[str,
     if listed is None:
         return None
     return tuple(sorted(str(p) for p in listed if str(p) in ports and ports[str(p)]["admin"] == "up"))
+
+
+# Senders whose broadcasts broadcast_containment counts in one block.
+CONTAINMENT_BLOCK = 128
+
+
+class _FloodCounting:
+    """The flood graph as sparse matrices: successor edges, the switch of
+    each state and the hosts each state's flood delivers to."""
+
+    def __init__(self, fabric: Dot1qFabric, graph: nx.DiGraph) -> None:
+        nodes = list(nx.topological_sort(graph))
+        index = {node: i for i, node in enumerate(nodes)}
+        count = len(nodes)
+        self.switches = sorted(fabric.switches)
+        switch_index = {name: i for i, name in enumerate(self.switches)}
+        self.hosts = sorted(fabric.hosts)
+        host_index = {name: i for i, name in enumerate(self.hosts)}
+        rows, cols = zip(*((index[u], index[v]) for u, v in graph.edges())) if graph.number_of_edges() \
+            else ((), ())
+        self.step = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(count, count)).T.tocsr()
+        at, entered_rows, delivered_rows, delivered_cols = [], [], [], []
+        for i, node in enumerate(nodes):
+            switch, port, vid = (node[1], None, node[2]) if node[0] == "host" else node
+            if node[0] != "host":
+                at.append(switch_index[switch])
+                entered_rows.append(i)
+            for out in fabric.decide(switch, port, vid, BROADCAST_MAC)[0]:
+                host = fabric.host_at.get((switch, out))
+                if host is not None:
+                    delivered_rows.append(i)
+                    delivered_cols.append(host_index[host])
+        self.entered = sparse.csr_matrix((np.ones(len(at)), (entered_rows, at)),
+                                         shape=(count, len(self.switches)))
+        self.delivered = sparse.csr_matrix((np.ones(len(delivered_rows)),
+                                            (delivered_rows, delivered_cols)),
+                                           shape=(count, len(self.hosts)))
+        self.sources = [node for node in sorted((n for n in nodes if n[0] == "host"))]
+        self.source_rows = np.array([index[node] for node in self.sources], dtype=np.int64)
+        self.source_switch = np.array([switch_index[node[1]] for node in self.sources], dtype=np.int64)
+        self.count = count
+
+    def first_problem(self, first: int, stop: int) -> dict[str, Any] | None:
+        """The first offence among senders ``first``..``stop`` - 1."""
+        rows = self.source_rows[first:stop]
+        block = len(rows)
+        copies = np.zeros((self.count, block))
+        copies[rows, np.arange(block)] = 1.0
+        total = copies.copy()
+        for _level in range(self.count):
+            copies = self.step @ copies          # one more hop for every copy
+            if not copies.any():
+                break
+            total += copies
+        entered = np.asarray(self.entered.T @ total).T                   # senders x switches
+        entered[np.arange(block), self.source_switch[first:stop]] += 1.0  # the sender's own switch
+        received = np.asarray(self.delivered.T @ total).T                # senders x hosts
+        bad_switch: np.ndarray = np.asarray((entered > 1).any(axis=1))
+        bad_host: np.ndarray = np.asarray((received != 1).any(axis=1))
+        offenders = np.flatnonzero(bad_switch | bad_host)
+        if not len(offenders):
+            return None
+        k = int(offenders[0])
+        source = self.sources[first + k]
+        if bad_switch[k]:
+            where = int(np.flatnonzero(entered[k] > 1)[0])
+            return {"source": source[1], "vlan": source[2], "where": self.switches[where],
+                    "copies": int(entered[k, where]), "what": "switch"}
+        where = int(np.flatnonzero(received[k] != 1)[0])
+        return {"source": source[1], "vlan": source[2], "where": self.hosts[where],
+                "copies": int(received[k, where]), "what": "host"}
 
 
 class Dot1qError(EtherclusterError):
@@ -435,58 +508,28 @@ class Dot1qFabric:
         """Whether one broadcast from any host reaches every other host
         exactly once and crosses every link direction at most once (a flood
         tree). Counts, per sending (switch, VLAN), the copies that enter
-        each switch (paths of the flood graph, which must be acyclic) and
-        the copies each host receives.
+        each switch (the paths to each state of the acyclic flood graph)
+        and the copies each host receives -- for all senders at once, a
+        block of senders at a time, as sparse products level by level.
 
         Returns ``{"contained": bool, "sources": int, "problem": None or
         {"source", "vlan", "where", "copies", "what"}}`` for the first
-        offence (``what``: ``"switch"`` entered by several copies,
-        ``"host"`` receiving several or none)."""
+        offending sender (``what``: ``"switch"`` entered by several
+        copies, ``"host"`` receiving several or none)."""
         graph = self.flood_graph()
         result: dict[str, Any] = {"contained": True, "sources": 0, "problem": None}
         if not nx.is_directed_acyclic_graph(graph):
             result["contained"] = False
             return result
-        rank = {node: i for i, node in enumerate(nx.topological_sort(graph))}
-        hosts_of: dict[str, list[str]] = {}
-        for name, (switch, _port, _mac) in self.hosts.items():
-            hosts_of.setdefault(switch, []).append(name)
-        for source in sorted(node for node in graph if node[0] == "host"):
-            result["sources"] += 1
-            problem = self._flood_tree_problem(graph, rank, source, hosts_of)
+        counting = _FloodCounting(self, graph)
+        result["sources"] = len(counting.sources)
+        for first in range(0, len(counting.sources), CONTAINMENT_BLOCK):
+            problem = counting.first_problem(first, first + CONTAINMENT_BLOCK)
             if problem is not None:
                 result["contained"] = False
                 result["problem"] = problem
                 break
         return result
-
-    def _flood_tree_problem(self, graph: nx.DiGraph, rank: dict, source: tuple,
-                            hosts_of: dict[str, list[str]]) -> dict[str, Any] | None:
-        """The first offence of the flood from ``source`` (see
-        :meth:`broadcast_containment`), or None."""
-        reached = sorted(nx.descendants(graph, source), key=rank.__getitem__)
-        copies = {source: 1}
-        entered: dict[str, int] = {source[1]: 1}   # a copy back at the sender's switch is one too many
-        received = {name: 0 for names in hosts_of.values() for name in names}
-        for node in [source] + reached:
-            count = copies[node]
-            switch, port, vid = (node[1], None, node[2]) if node[0] == "host" else node
-            if node[0] != "host":
-                entered[switch] = entered.get(switch, 0) + count
-                if entered[switch] > 1:
-                    return {"source": source[1], "vlan": source[2], "where": switch,
-                            "copies": entered[switch], "what": "switch"}
-            for successor in graph.successors(node):
-                copies[successor] = copies.get(successor, 0) + count
-            for out in self.decide(switch, port, vid, BROADCAST_MAC)[0]:
-                host = self.host_at.get((switch, out))
-                if host is not None:
-                    received[host] += count
-        for name in sorted(received):
-            if received[name] != 1:
-                return {"source": source[1], "vlan": source[2], "where": name,
-                        "copies": received[name], "what": "host"}
-        return None
 
     def storm_cycle(self, tagged_sources: bool = False) -> list[str]:
         """A cycle of flood states (``"switch:port/vlan"`` strings, the first
