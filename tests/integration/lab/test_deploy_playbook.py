@@ -93,7 +93,8 @@ def test_deploy_pushes_every_switch_and_verifies_on_the_wire(lab):
     assert {check["name"] for check in verified["checks"]} == {
         "stp_off", "broadcast", "no_storm", "planned_paths", "ping", "tcp"}
     summary = tasks[SUMMARY_TASK]["localhost"]["msg"]
-    assert summary[0].startswith("ring3: segment routing, renamed VLAN assignment, 3 VLANs used")
+    # assignment auto: segment routing on a ring of three routes each source along a tree
+    assert summary[0].startswith("ring3: segment routing, fixed VLAN assignment, 3 VLANs used")
     assert summary[1] == "switches: 3 changed, 0 unchanged (sw0, sw1, sw2)"
     assert summary[2].startswith("verification: PASSED, 6/6 checks passed")
     assert (lab["out"] / "intent.json").exists()

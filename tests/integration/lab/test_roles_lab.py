@@ -115,7 +115,7 @@ def test_4_validate_reads_back_and_names_a_switch_changed_by_hand(lab):
 
 
 def test_5_a_transition_needs_only_the_link(lab):
-    """Deployed with the fixed assignment (not the default, not in the
+    """Deployed with the fixed assignment asked for (recorded in the intent, not in the
     topology file): link off and on reproduce it from intended/intent.json."""
     for playbook in ("link_off.yml", "link_on.yml"):
         rc, tasks, output = run(lab, playbook, "-e", "link=sw0:2", *FAST)
