@@ -142,6 +142,13 @@ def source_trees(routing: RoutingFunction, balance: bool | int | None = True) ->
     Raises RoutingError naming a source whose tree cannot reach a switch."""
     if routing.paths_form != "per_destination":
         return routing   # type: ignore[return-value]
+    grower, _arrays = _grower_of(routing)
+    entry, depth = grower.all_trees(balance_passes(balance, routing.engine))
+    return SourceTreeRouting(routing, entry, depth)
+
+
+def _grower_of(routing: RoutingFunction) -> tuple[_Grower, _Arrays]:
+    """The tree grower under ``routing``'s turn restrictions and avoided links."""
     topology = routing.topology
     keys = routing.prohibited_keys
     if keys is None:
@@ -150,9 +157,7 @@ def source_trees(routing: RoutingFunction, balance: bool | int | None = True) ->
     C = len(topology.channels)
     arrays = _Arrays(topology, frozenset(routing.down))
     legal = _LegalTurns(arrays, np.stack([keys // max(C, 1), keys % max(C, 1)], axis=1))
-    grower = _Grower(legal, arrays, _source_hosts(topology, arrays.names), routing.engine)
-    entry, depth = grower.all_trees(balance_passes(balance, routing.engine))
-    return SourceTreeRouting(routing, entry, depth)
+    return _Grower(legal, arrays, _source_hosts(topology, arrays.names), routing.engine), arrays
 
 
 def _source_hosts(topology: Any, names: list[str]) -> np.ndarray:
@@ -180,24 +185,31 @@ class _Grower:
             self._reach = np.isfinite(self.legal.distances(np.arange(self.n))).sum(axis=0)
         return self._reach
 
-    def all_trees(self, passes: int) -> tuple[np.ndarray, np.ndarray]:
+    def all_trees(self, passes: int, roots: np.ndarray | None = None,
+                  weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(entry, depth)`` matrices (source x switch) after ``passes``
-        balancing sweeps (at least one growth per source)."""
+        balancing sweeps (at least one growth per source). A source is a
+        switch (``roots``, default every switch) sending for ``weights``
+        hosts (default: the switch's hosts)."""
         n = self.n
-        entry = np.full((n, n), -1, dtype=np.int64)
-        depth = np.zeros((n, n), dtype=np.int64)
-        own: list[np.ndarray | None] = [None] * n
-        steps = max(1, min(n, 32))
-        order: Any = np.concatenate([np.arange(first, n, steps) for first in range(steps)]) if n else []
+        roots = np.arange(n) if roots is None else np.asarray(roots, dtype=np.int64)
+        weights = self.hosts[roots] if weights is None else np.asarray(weights, dtype=np.float64)
+        count = len(roots)
+        entry = np.full((count, n), -1, dtype=np.int64)
+        depth = np.zeros((count, n), dtype=np.int64)
+        own: list[np.ndarray | None] = [None] * count
+        steps = max(1, min(count, 32))
+        order: Any = np.concatenate([np.arange(first, count, steps) for first in range(steps)]) \
+            if count else []
         for _sweep in range(max(1, passes)):
-            for s in order:
-                previous = own[s]
+            for row in order:
+                previous = own[row]
                 if previous is not None:
                     self.weight -= previous
-                entry[s], depth[s], levels = self.tree(int(s))
+                entry[row], depth[row], levels = self.tree(int(roots[row]))
                 if passes:   # balance false: every tie to the lowest channel id
-                    own[s] = self.load(int(s), entry[s], levels)
-                    self.weight += own[s]
+                    own[row] = self.load(float(weights[row]), entry[row], levels)
+                    self.weight += own[row]
         return entry, depth
 
     def tree(self, source: int) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
@@ -253,16 +265,52 @@ class _Grower:
             frontier = n + channels
         return entry, depth, levels, reached
 
-    def load(self, source: int, entry: np.ndarray, levels: list[np.ndarray]) -> np.ndarray:
-        """Host pairs over each channel of ``source``'s tree: the source's
-        hosts times the hosts of the subtree a channel enters."""
+    def load(self, senders: float, entry: np.ndarray, levels: list[np.ndarray]) -> np.ndarray:
+        """Host pairs over each channel of a tree: its ``senders`` (hosts)
+        times the hosts of the subtree a channel enters."""
         below = self.hosts.copy()
         for added in reversed(levels):
             np.add.at(below, self.src[entry[added]], below[added])
         load = np.zeros(self.C)
         reached = entry >= 0
-        load[entry[reached]] = self.hosts[source] * below[reached]
+        load[entry[reached]] = senders * below[reached]
         return load
 
 
-__all__ = ["PATHS_FORMS", "SourceTreeRouting", "source_trees", "DEFAULT_BALANCE_PASSES"]
+def source_port_loads(routing: RoutingFunction, groups: int,
+                      balance: bool | int | None = True) -> np.ndarray:
+    """Channel loads (ordered host pairs, uniform traffic) if the hosts of
+    every switch were split into ``groups`` groups (round robin in port
+    order; ``groups`` >= the hosts per switch: a tree per host port), each
+    group with its own balanced tree of legal paths -- the switch-tagged
+    paper's Fig. 2, where hosts of one switch leave by different uplinks.
+
+    A measurement of the source-port form (docs/benchmarks.md "Path
+    forms"): a fixed assignment would give each group's host ports that
+    group's VLAN as PVID, which the planner does not build yet."""
+    if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
+        raise RoutingError("source_port_loads: groups must be a whole number >= 1, got %r" % (groups,))
+    grower, _arrays = _grower_of(routing)
+    roots, weights = [], []
+    for s, hosts in enumerate(grower.hosts.tolist()):
+        split = [len(range(k, int(hosts), groups)) for k in range(groups)] if hosts else [0]
+        for size in split:
+            if size or not hosts:
+                roots.append(s)
+                weights.append(float(size))
+    entry, depth = grower.all_trees(balance_passes(balance, routing.engine), np.array(roots),
+                                    np.array(weights))
+    loads = np.zeros(grower.C)
+    for row in range(len(roots)):
+        loads += grower.load(weights[row], entry[row], _levels(depth[row]))
+    return loads
+
+
+def _levels(depth: np.ndarray) -> list[np.ndarray]:
+    """The switches at depth 1, 2, ... of a tree (its growth levels)."""
+    top = int(depth.max(initial=0))
+    return [np.flatnonzero(depth == level) for level in range(1, top + 1)]
+
+
+__all__ = ["PATHS_FORMS", "SourceTreeRouting", "source_trees", "source_port_loads",
+           "DEFAULT_BALANCE_PASSES"]

@@ -18,6 +18,7 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.routing impor
     compute_routing,
 )
 from ansible_collections.ethercluster.routing.plugins.module_utils.routing.base import RoutingError
+from ansible_collections.ethercluster.routing.plugins.module_utils.routing.source_tree import source_port_loads
 from ansible_collections.ethercluster.routing.plugins.module_utils.verify.cdg import verify_routing
 
 CASES = [
@@ -134,3 +135,28 @@ def test_bad_paths_option_is_named():
         compute_routing(topology, "updown", paths="trees")
     with pytest.raises(RoutingError, match="depends on the source"):
         compute_routing(topology, "updown", paths="source_tree").next_channel("sw0", None, "sw1")
+
+
+def test_source_port_loads_with_one_group_are_the_source_trees_loads():
+    topology = gen(kind="random", switches=12, degree=3, seed=2, hosts_per_switch=3)
+    base = compute_routing(topology, "tbtp")
+    trees = compute_routing(topology, "tbtp", paths="source_tree")
+    hosts = {name: len(topology.hosts_on(name)) for name in topology.switch_names()}
+    expected = np.zeros(len(topology.channels))
+    for (s, d), path in trees.paths().items():
+        expected[path] += hosts[s] * hosts[d]
+    assert np.allclose(source_port_loads(base, 1), expected)
+
+
+def test_hosts_of_a_leaf_leave_by_different_spines_with_source_port_trees():
+    """Fat tree (2, 4, 2), 4 hosts per leaf (the switch-tagged paper's
+    Fig. 2): one tree per switch sends all of a leaf's hosts up one spine;
+    two groups per leaf spread them and lower the busiest channel."""
+    topology = gen(kind="fat_tree", u=2, d=4, r=2, hosts_per_switch=4)
+    base = compute_routing(topology, "segment")
+    per_switch = source_port_loads(base, 1)
+    per_port = source_port_loads(base, 2)
+    assert per_port.sum() == pytest.approx(per_switch.sum())   # same host pairs, same hop counts
+    assert per_port.max() < per_switch.max()
+    with pytest.raises(RoutingError, match="groups must be a whole number >= 1"):
+        source_port_loads(base, 0)
