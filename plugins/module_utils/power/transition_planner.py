@@ -122,8 +122,8 @@ class _Router:
 
     def __init__(self, options: dict[str, Any], keep_turn_order: bool, link_name: str,
                  file_down: Iterable[int]) -> None:
-        _check_per_destination(options.get("assignment"), options.get("engine_options"))
         self.options = options
+        self.resolved = False
         self.file_down = set(file_down)  # the working topologies have every link up
         self.keep = keep_turn_order
         self.link_name = link_name
@@ -131,8 +131,24 @@ class _Router:
         self.bases: dict[int, tuple[Topology, Plan, dict[int, int]]] = {}
         self.notes: list[str] = []
 
+    def resolve(self, topology: Topology) -> None:
+        """``assignment: auto`` made concrete -- what auto picks for the
+        fabric with only the file's links down, as deploy_routing.yml
+        pushed it -- then refused unless transitions can move it."""
+        if not self.resolved and self.options.get("assignment") == "auto":
+            made = _plan(topology, self.file_down, "A", self.options,
+                         "the routing with every link of the topology file", self.link_name)
+            choice = made.intent["fabric"]["assignment_choice"]
+            self.options = dict(self.options, assignment=choice["picked"])
+            if choice["paths"] != "per_destination":
+                self.options["engine_options"] = dict(self.options.get("engine_options") or {},
+                                                      paths=choice["paths"])
+        self.resolved = True
+        _check_per_destination(self.options.get("assignment"), self.options.get("engine_options"))
+
     def base(self, topology: Topology, bank: str) -> tuple[Topology, Plan, dict[int, int]]:
         """The base routing of ``topology`` (only the file's links down) and its turn order."""
+        self.resolve(topology)
         cached = self.bases.get(id(topology))
         if cached is None:
             made = _plan(topology, self.file_down, bank, self.options,
@@ -144,6 +160,7 @@ class _Router:
     def plan(self, topology: Topology, down: Iterable[int], bank: str, what: str) -> Plan:
         """The plan with the links ``down`` down, in bank ``bank`` (``what`` names it in errors)."""
         down = set(down)
+        self.resolve(topology)
         if not self.keep or down == self.file_down:
             return _plan(topology, down, bank, self.options, what, self.link_name)
         _topology, base, positions = self.base(topology, bank)
@@ -161,8 +178,8 @@ class _Router:
 
 def _check_per_destination(assignment: Any, engine_options: Any) -> None:
     """Transitions keep per-destination paths (the turn order above); a
-    fabric planned with source-tree paths or left to ``assignment: auto``
-    is refused by name, before anything is planned."""
+    fabric planned with source-tree paths is refused by name, before
+    anything is planned."""
     paths = dict(engine_options or {}).get("paths", "per_destination")
     if assignment not in ("fixed", "renamed") or paths != "per_destination":
         raise TransitionError(
@@ -698,7 +715,7 @@ def plan_transition(topology: Topology, action: str, link: Any, current_down: It
         SEARCH_BUDGET_PER_SWITCH * len(topology.switches)
     router = _Router(options, keep_turn_order, target.name, topology.down_links())
     before = router.plan(work, down, current_bank, "the current routing")
-    run = _Planning(target, proof, before.intent, current_bank, options, budget, wait_s,
+    run = _Planning(target, proof, before.intent, current_bank, router.options, budget, wait_s,
                     allow_intermediate, allow_drain)
     # state 0 must deliver on its own (it is the running fabric)
     _check_state(proof, before.intent, "the current fabric")

@@ -191,3 +191,14 @@ def test_the_report_and_the_picture_show_the_flood_tree():
     fixed = run_plan(topo(platform="dell_os6").to_data(), routing="segment")
     assert "| broadcasts | contained: each VLAN floods its own tree |" in fixed.contents["report.md"]
     assert 'id="flood-tree"' not in fixed.contents["fabric.svg"]
+
+
+def test_a_transition_under_auto_moves_what_auto_deployed():
+    ring = topo(kind="torus", dims=[6])
+    picked = plan(ring, engine="updown").intent["fabric"]["assignment_choice"]
+    transition = plan_transition(ring, "off", 0, engine="updown", assignment="auto")
+    assert transition.proof["assignment"] == picked["picked"]
+    assert transition.before["switches"] == plan(ring, engine="updown").intent["switches"]
+    # auto picking source trees (Dell OS6 cannot hold the flood tree) is refused by name
+    with pytest.raises(TransitionError, match="assignment fixed with source_tree paths"):
+        plan_transition(topo(platform="dell_os6"), "off", 0, engine="segment", assignment="auto")
