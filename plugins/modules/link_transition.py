@@ -55,10 +55,13 @@ options:
     type: str
     default: segment
   assignment:
-    description: VLAN assignment, V(fixed) or V(renamed); must be the deployed one.
+    description:
+      - VLAN assignment, V(fixed) or V(renamed); must be the deployed one.
+      - V(auto) takes what assignment auto picks for the fabric with the topology file's links (what
+        C(deploy_routing.yml) pushed with the default); a fabric auto gave source-tree paths is refused.
     type: str
     default: renamed
-    choices: [fixed, renamed]
+    choices: [auto, fixed, renamed]
   engine_options:
     description: Options of the routing engine.
     type: dict
@@ -185,7 +188,7 @@ ARGUMENT_SPEC = {
     "link": {"type": "str", "required": True},
     "speed_mbps": {"type": "int"},
     "routing": {"type": "str", "default": "segment"},
-    "assignment": {"type": "str", "default": "renamed", "choices": ["fixed", "renamed"]},
+    "assignment": {"type": "str", "default": "renamed", "choices": ["auto", "fixed", "renamed"]},
     "engine_options": {"type": "dict"},
     "plan_options": {"type": "dict"},
     "wait_s": {"type": "float", "default": 1.0},

@@ -40,10 +40,10 @@ options:
     type: str
     default: segment
   assignment:
-    description: VLAN assignment of the deployed routing.
+    description: VLAN assignment of the deployed routing (V(auto) - what assignment auto picks for the fabric).
     type: str
     default: renamed
-    choices: [fixed, renamed]
+    choices: [auto, fixed, renamed]
   engine_options:
     description: Options of the routing engine, as deployed.
     type: dict
@@ -163,7 +163,7 @@ ARGUMENT_SPEC = {
     "snmp_if_name": {"type": "str"},
     "log": {"type": "path"},
     "routing": {"type": "str", "default": "segment"},
-    "assignment": {"type": "str", "default": "renamed", "choices": ["fixed", "renamed"]},
+    "assignment": {"type": "str", "default": "renamed", "choices": ["auto", "fixed", "renamed"]},
     "engine_options": {"type": "dict"},
     "host_key_checking": {"type": "bool", "default": True},
     "timeout": {"type": "float", "default": 30.0},

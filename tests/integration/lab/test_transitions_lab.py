@@ -11,6 +11,7 @@ transition that fails midway leaves a mixed-bank fabric that fabric_state
 names, and running the playbook again resumes and finishes it.
 """
 
+import functools
 import json
 import os
 import signal
@@ -173,9 +174,11 @@ def test_an_interrupted_transition_is_named_and_a_rerun_finishes_it(lab):
     def settled(topo, down, bank):
         return plan(topo, down=down, bank=bank).intent
 
+    # the fabric was deployed with the default assignment (auto), which the planner resolves
+    planner = functools.partial(plan_transition, assignment="auto")
     driver = FailingDriver(open_session, fail_at=5)  # install (3 writes), one flip, then fails
     with pytest.raises(transition_run.TransitionRunError, match="re-run the same playbook"):
-        transition_run.execute(topology, "off", "sw1:3", driver, plan_transition, settled)
+        transition_run.execute(topology, "off", "sw1:3", driver, planner, settled)
     driver.close()
     state = fabric(lab)
     assert not state["settled"]
