@@ -394,10 +394,10 @@ def _check_storms(intent, fabric):
             "broadcast_copies", False,
             "one broadcast (an ARP request) from a host on %s (VLAN %s) crosses switch links "
             "%d times before it dies out, over the limit of %d (max_broadcast_copies): a renamed "
-            "assignment floods along every path of the routing. Use assignment=fixed with a "
-            "routing whose paths from each source form a tree (dor on a mesh, stp, updown with "
-            "balance false), a routing that floods less (dor, updown), or raise "
-            "max_broadcast_copies" % (switch, vlan, copies, limit), switch))
+            "assignment floods along every path of the routing. Use assignment auto (or fixed "
+            "with the engine option paths: source_tree), broadcast: contained (the flood tree, "
+            "on platforms that hold it), or raise max_broadcast_copies"
+            % (switch, vlan, copies, limit), switch))
     else:
         checks.append(_check("broadcast_copies", True,
                              "one broadcast crosses switch links at most %d times (from %s, "

@@ -387,6 +387,6 @@ def test_too_many_broadcast_copies_reject_the_plan_naming_the_switch():
     assert set(failed) == {"broadcast_copies"}
     assert failed["broadcast_copies"]["switch"] == switch
     assert "crosses switch links %d times" % copies in str(info.value)
-    assert "assignment=fixed" in str(info.value)
+    assert "assignment auto" in str(info.value)
     with pytest.raises(PlanError, match="max_broadcast_copies: must be a whole number"):
         plan(fabric, max_broadcast_copies=-1)
