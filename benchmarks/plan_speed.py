@@ -10,7 +10,7 @@ metrics) on two sizes (issue 4 targets):
   under 2 s;
 * 1,024 switches and 16,384 hosts: a 32x32 torus, two links per
   neighbour, 16 hosts per switch, MAC tables of 262,144 entries (the
-  renamed assignment needs 9 VLANs there, so H = T/V must reach 16,384)
+  renamed assignment auto picks there needs 9 VLANs, so H = T/V must reach 16,384)
   -- target under 60 s.
 
 Each case runs in its own process so the peak resident memory
@@ -21,7 +21,7 @@ static entries); ``--json FILE`` writes the rows.
 
     python benchmarks/plan_speed.py               # both sizes, the default engines
     python benchmarks/plan_speed.py --quick       # the 8x8 cases only
-    python benchmarks/plan_speed.py --engines dor segment --assignments renamed fixed
+    python benchmarks/plan_speed.py --engines dor segment --assignments auto renamed fixed
 """
 
 from __future__ import annotations
@@ -124,8 +124,8 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="only the 8x8 torus")
     parser.add_argument("--engines", nargs="+", default=None,
                         help="engines for the 8x8 torus (default: dor segment)")
-    parser.add_argument("--assignments", nargs="+", default=["renamed"],
-                        choices=("renamed", "fixed"))
+    parser.add_argument("--assignments", nargs="+", default=["auto"],
+                        choices=("auto", "renamed", "fixed"))
     parser.add_argument("--large-engine", default="dor",
                         help="engine for the 1,024-switch case (default dor)")
     parser.add_argument("--tracemalloc", action="store_true",
