@@ -805,8 +805,8 @@ def _plan_auto(topology, engine, engine_options, settings):
         if refused:
             detail += "; refused before it: " + " | ".join(refused)
         result.checks.insert(0, _check("assignment_choice", True, detail))
-        result.intent["fabric"]["assignment_choice"] = {"asked": "auto", "picked": kind,
-                                                         "paths": paths, "why": detail}
+        result.intent["fabric"]["assignment_choice"] = {
+            "asked": "auto", "picked": kind, "paths": paths, "why": detail}
         return result
     message = "assignment auto: no candidate passes every check: " + " | ".join(refused)
     checks = [_check("assignment_choice", False, message)] + (last.checks if last else [])

@@ -97,7 +97,7 @@ class _FloodCounting:
         self.delivered = sparse.csr_matrix((np.ones(len(delivered_rows)),
                                             (delivered_rows, delivered_cols)),
                                            shape=(count, len(self.hosts)))
-        self.sources = [node for node in sorted((n for n in nodes if n[0] == "host"))]
+        self.sources = sorted(node for node in nodes if node[0] == "host")
         self.source_rows = np.array([index[node] for node in self.sources], dtype=np.int64)
         self.source_switch = np.array([switch_index[node[1]] for node in self.sources], dtype=np.int64)
         self.count = count

@@ -36,6 +36,8 @@ RING = load_topology(FIXTURES / "ring3_topology.yml")
 def plan(topology, **options):
     """The renamed plans plan_transition makes (its default assignment)."""
     return plan_fabric(topology, assignment="renamed", **options)
+
+
 LINK = "sw1:3"  # sw1:3--sw2:2, link 1
 
 

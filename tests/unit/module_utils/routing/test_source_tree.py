@@ -59,7 +59,7 @@ def _tree_checks(routing, base):
         assert len(entered) == len(topology.switches) - 1
 
 
-@pytest.mark.parametrize("engine,spec", CASES, ids=lambda v: str(v))
+@pytest.mark.parametrize("engine,spec", CASES, ids=str)
 def test_paths_from_each_source_form_a_tree_of_legal_paths(engine, spec):
     topology = gen(**spec)
     base = compute_routing(topology, engine)
