@@ -60,7 +60,7 @@ def measure(name, spec, hosts, engine):
     try:
         base = compute_routing(topology, engine)
     except EtherclusterError as exc:
-        row["refused"] = str(exc).split(";")[0][:90]
+        row["refused"] = str(exc).split(";", maxsplit=1)[0][:90]
         return row
     row["route_s"] = time.perf_counter() - started
     row["per_destination"] = path_metrics(base)["max_channel_load"] / bound
