@@ -158,6 +158,9 @@ class Dot1qFabric:
         self.intent = intent
         self.learning = learning
         self.learned: dict[tuple[str, int, str], str] = {}
+        # flood graphs by tagged_sources: broadcasts never use static or learned
+        # entries, so the graph is fixed once the intent is read
+        self._flood_graphs: dict[bool, nx.DiGraph] = {}
         self._mac_filter: frozenset[str] | None = None
         self.switches: dict[str, dict[str, Any]] = {}
         for name, entry in intent["switches"].items():
@@ -431,7 +434,15 @@ class Dot1qFabric:
         also send frames tagged with any VLAN their port is a member of
         (``mac_learning: self`` pings). Host ports are sinks, so they are
         left out. Storm freedom (switch-tagged paper Theorem 1) is this
-        graph having no cycle."""
+        graph having no cycle. Computed once per fabric and
+        ``tagged_sources``; treat it as read-only."""
+        key = bool(tagged_sources)
+        if key not in self._flood_graphs:
+            self._flood_graphs[key] = self._build_flood_graph(key)
+        return self._flood_graphs[key]
+
+    def _build_flood_graph(self, tagged_sources: bool) -> nx.DiGraph:
+        """:meth:`flood_graph`, built."""
         graph = nx.DiGraph()
         queue: deque[tuple] = deque()
         seen = set()
