@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
+from .vlans import _port_key
+
 if TYPE_CHECKING:
     from ..fabric.topology import Topology
 
@@ -64,6 +66,3 @@ def flood_tree(topology: Topology, avoided: Iterable[int] = ()) -> dict[str, Any
     return {"root": roots[0] if roots else None, "links": sorted(links),
             "ports": {name: sorted(found, key=_port_key) for name, found in ports.items()}}
 
-
-def _port_key(port: str) -> tuple[int, int, str]:
-    return (0, int(port), "") if str(port).isdigit() else (1, 0, str(port))
