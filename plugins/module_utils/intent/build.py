@@ -713,12 +713,14 @@ def plan(topology: Topology, engine: str = "segment", assignment: str = "auto",
     ``fabric``.
 
     ``auto`` tries, in order, the fixed assignment of the engine's paths
-    (when the paths from every source already form trees), the fixed
-    assignment of source-tree paths (engine option ``paths:
-    source_tree``), and the renamed assignment, and keeps the first whose
-    every check passes -- limits (max_vlans, mac_table_size, H = T/V
-    §3.7) and broadcast containment included; the ``assignment_choice``
-    check and ``intent.fabric.assignment_choice`` say why.
+    (when the paths from every source already form trees), the renamed
+    assignment with the broadcast flood tree (when every platform holds
+    it, or broadcasts may be bounded), the fixed assignment of source-tree
+    paths (engine option ``paths: source_tree``), and the renamed
+    assignment without the tree, and keeps the first whose every check
+    passes -- limits (max_vlans, mac_table_size, H = T/V §3.7) and
+    broadcast containment included; the ``assignment_choice`` check and
+    ``intent.fabric.assignment_choice`` say why.
 
     Returns a :class:`Plan`; raises :class:`PlanError` (with ``.checks``
     and the partial ``.plan``) when a check fails or a stage refuses, the
@@ -762,11 +764,18 @@ def flood_tree_possible(topology: Topology, broadcast: str = "contained",
     return True, ""
 
 
-def _auto_candidates(topology, asked, settings):
+def add_flood_tree(topology: Topology, routing: Any, assignment: Any, broadcast: str = "contained",
+                   mac_learning: str = "static") -> None:
+    """Give a renamed ``assignment`` the broadcast flood tree of the links
+    ``routing`` uses, when :func:`flood_tree_possible` says it can hold it
+    (plan() and the transitions' own plans both build it here)."""
+    if assignment.kind == "renamed" and flood_tree_possible(topology, broadcast, mac_learning)[0]:
+        assignment.broadcast_tree = flood_tree(topology, routing.down)
+
+
+def _auto_candidates(asked, renamed_first):
     """auto's (assignment, paths) in order: keep the engine's paths when
     broadcasts can be contained (or need not be), else source trees."""
-    tree, _why_not = flood_tree_possible(topology, settings["broadcast"], settings["mac_learning"])
-    renamed_first = tree or settings["broadcast"] == "bounded"
     order = [("fixed", "per_destination")]
     order += [("renamed", "per_destination")] if renamed_first else []
     order += [("fixed", "source_tree")]
@@ -778,16 +787,18 @@ def _plan_auto(topology, engine, engine_options, settings):
     """``assignment: auto`` (see :func:`plan`): the first candidate whose
     plan passes every check; the engine runs once."""
     options = dict(engine_options or {})
-    candidates = _auto_candidates(topology, options.get("paths"), settings)
+    tree, why_not = flood_tree_possible(topology, settings["broadcast"], settings["mac_learning"])
+    candidates = _auto_candidates(options.get("paths"),
+                                  tree or settings["broadcast"] == "bounded")
     base_options = {key: value for key, value in options.items() if key != "paths"}
     made_routing: dict[str, Any] = {}
     spent: dict[str, float] = {}
     refused = []
     last = None
     for kind, paths in candidates:
-        why = AUTO_WHY[(kind, paths)] if kind != "renamed" or flood_tree_possible(
-            topology, settings["broadcast"], settings["mac_learning"])[0] \
-            else "a VLAN per input port (C x N -> C) keeps the engine's paths"
+        why = AUTO_WHY[(kind, paths)] if kind != "renamed" or tree \
+            else "a VLAN per input port (C x N -> C) keeps the engine's paths; no flood tree: " \
+            + why_not
         try:
             result = _plan_once(topology, engine, kind, dict(base_options, paths=paths), settings,
                                 made_routing)
@@ -829,9 +840,7 @@ def _plan_once(topology, engine, assignment, engine_options, settings, made_rout
     routing, verification, assignment_made, checks = _route_and_assign(
         partial, clock, engine, engine_options, assignment, settings, made_routing)
     mac_learning = settings["mac_learning"]
-    if assignment == "renamed" and flood_tree_possible(topology, settings["broadcast"],
-                                                       mac_learning)[0]:
-        assignment_made.broadcast_tree = flood_tree(topology, routing.down)
+    add_flood_tree(topology, routing, assignment_made, settings["broadcast"], mac_learning)
     learning_network, aging_time = settings["learning_network"], settings["aging_time"]
     max_broadcast_copies = settings["max_broadcast_copies"]
     try:

@@ -21,8 +21,7 @@ import networkx as nx
 
 from ..verify import cdg
 from ..errors import EtherclusterError, TopologyError
-from ..intent.build import Plan, PlanError, build_intent, check_intent, flood_tree_possible, plan
-from ..assign.flood_tree import flood_tree
+from ..intent.build import Plan, PlanError, add_flood_tree, build_intent, check_intent, plan
 from ..assign.macs import static_mac_table
 from ..platforms.capabilities import CAPABILITIES
 from ..routing import compute_routing
@@ -311,9 +310,7 @@ def _plan_from_routing(topology: Topology, routing: RoutingFunction, bank: str,
     made.assignment = assign_vlans(routing, options.get("assignment", "renamed"), bank=bank,
                                    vlan_range=options.get("vlan_range"),
                                    reserved=options.get("reserved", ()))
-    if options.get("assignment", "renamed") == "renamed" and flood_tree_possible(
-            topology, options.get("broadcast", "contained"))[0]:
-        made.assignment.broadcast_tree = flood_tree(topology, routing.down)
+    add_flood_tree(topology, routing, made.assignment, options.get("broadcast", "contained"))
     static = static_mac_table(topology, routing, made.assignment)
     made.intent = build_intent(topology, routing, made.assignment, static_macs=static)
     made.intent["fabric"]["max_broadcast_copies"] = options.get("max_broadcast_copies",
