@@ -65,4 +65,3 @@ def flood_tree(topology: Topology, avoided: Iterable[int] = ()) -> dict[str, Any
         ports[host.switch].add(host.port)
     return {"root": roots[0] if roots else None, "links": sorted(links),
             "ports": {name: sorted(found, key=_port_key) for name, found in ports.items()}}
-

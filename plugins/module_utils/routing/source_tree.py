@@ -58,10 +58,10 @@ class SourceTreeRouting(RoutingFunction):
     def __init__(self, base: RoutingFunction, entry: np.ndarray, depth: np.ndarray) -> None:
         options = dict(base.options, paths="source_tree")
         n, C = len(base.switch_names), len(base.topology.channels)
-        super().__init__(base.topology, base.engine, np.full((n + C, n), -1, dtype=np.int8),
+        # the base class checks a table's shape; a read-only view of one -1 passes it, unallocated
+        super().__init__(base.topology, base.engine, np.broadcast_to(np.int32(-1), (n + C, n)),
                          base.down - base.blocked, options, base.blocked)
         self.next_hop = None  # type: ignore[assignment]  # no per-input-channel table
-        self.per_destination = base
         self.prohibited_keys = base.prohibited_keys
         for name in ("segmentation", "turn_prohibition"):
             if hasattr(base, name):
