@@ -18,14 +18,10 @@ from ansible_collections.ethercluster.routing.plugins.modules.fabric_state impor
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.power import fabric_state as fs
     from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition_run import (
-        check_platforms,
         read_counters,
         read_states,
     )
-    from ansible_collections.ethercluster.routing.plugins.plugin_utils.fabric_access import (
-        load_fabric_topology,
-        ovs_driver,
-    )
+    from ansible_collections.ethercluster.routing.plugins.plugin_utils import fabric_access
 except ImportError as exc:
     IMPORT_ERROR = exc
 else:
@@ -43,11 +39,10 @@ class ActionModule(CollectionAction):
     def run_action(self, args, task_vars, result):
         driver = None
         try:
-            topology = load_fabric_topology(self, args["topology"])
-            check_platforms(topology)
+            topology = fabric_access.load_fabric_topology(self, args["topology"])
             switches = args["switches"] or topology.switch_names()
-            driver, _settings = ovs_driver(self, task_vars, switches, args["timeout"],
-                                           args["host_key_checking"])
+            driver, _settings = fabric_access.ovs_driver(self, task_vars, switches,
+                args["timeout"], args["host_key_checking"])
             states = read_states(driver, switches)
             if args["counters"]:
                 result["read_at"] = round(time.time(), 3)

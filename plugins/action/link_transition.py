@@ -33,13 +33,9 @@ try:
     )
     from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition_run import (
         TransitionRunError,
-        check_platforms,
         execute,
     )
-    from ansible_collections.ethercluster.routing.plugins.plugin_utils.fabric_access import (
-        load_fabric_topology,
-        ovs_driver,
-    )
+    from ansible_collections.ethercluster.routing.plugins.plugin_utils import fabric_access
 except ImportError as exc:
     IMPORT_ERROR = exc
 else:
@@ -104,10 +100,9 @@ class ActionModule(CollectionAction):
                                  if args["action"] == "speed" else "")
         driver = None
         try:
-            topology = load_fabric_topology(self, args["topology"])
-            check_platforms(topology)
-            driver, _settings = ovs_driver(self, task_vars, topology.switch_names(), args["timeout"],
-                                           args["host_key_checking"])
+            topology = fabric_access.load_fabric_topology(self, args["topology"])
+            driver, _settings = fabric_access.ovs_driver(self, task_vars, topology.switch_names(),
+                args["timeout"], args["host_key_checking"])
 
             def log(entry):
                 display.display("  %s: %s" % (what, step_line(entry)))

@@ -22,6 +22,10 @@ from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller im
     controller_path,
     task_var,
 )
+from ansible_collections.ethercluster.routing.plugins.modules.ovs_switch import (
+    ARGUMENT_RULES,
+    ARGUMENT_SPEC,
+)
 
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.intent.documents import read_document
@@ -40,18 +44,6 @@ else:
     IMPORT_ERROR = None
 
 MODULE = "ethercluster.routing.ovs_switch"
-ARGUMENT_SPEC = {
-    "state": {"type": "str", "default": "present",
-              "choices": ["present", "rendered", "parsed", "gathered"]},
-    "intent": {"type": "dict"},
-    "src": {"type": "path"},
-    "config": {"type": "dict"},
-    "switch": {"type": "str"},
-    "running_config": {"type": "str"},
-    "bridge": {"type": "str"},
-    "host_key_checking": {"type": "bool", "default": True},
-    "timeout": {"type": "float", "default": 30.0},
-}
 
 
 class ActionModule(CollectionAction):
@@ -59,7 +51,7 @@ class ActionModule(CollectionAction):
 
     MODULE = MODULE
     ARGUMENT_SPEC = ARGUMENT_SPEC
-    ARGUMENT_RULES = {"mutually_exclusive": [("intent", "src", "config")]}
+    ARGUMENT_RULES = ARGUMENT_RULES
     IMPORT_ERROR = IMPORT_ERROR
     REQUIREMENTS = "PyYAML"
 

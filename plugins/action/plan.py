@@ -16,9 +16,8 @@ from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller im
     controller_path,
 )
 from ansible_collections.ethercluster.routing.plugins.modules.plan import (
+    ARGUMENT_RULES,
     ARGUMENT_SPEC,
-    MUTUALLY_EXCLUSIVE,
-    REQUIRED_ONE_OF,
 )
 
 try:
@@ -90,7 +89,7 @@ class ActionModule(CollectionAction):
 
     MODULE = "ethercluster.routing.plan"
     ARGUMENT_SPEC = ARGUMENT_SPEC
-    ARGUMENT_RULES = {"mutually_exclusive": MUTUALLY_EXCLUSIVE, "required_one_of": REQUIRED_ONE_OF}
+    ARGUMENT_RULES = ARGUMENT_RULES
     IMPORT_ERROR = IMPORT_ERROR
     REQUIREMENTS = "networkx, numpy, scipy, netaddr, jinja2, PyYAML, jsonschema, fastjsonschema"
 

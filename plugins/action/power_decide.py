@@ -31,14 +31,10 @@ try:
         read_counters as snmp_counters,
     )
     from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition_run import (
-        check_platforms,
         read_counters,
         read_states,
     )
-    from ansible_collections.ethercluster.routing.plugins.plugin_utils.fabric_access import (
-        load_fabric_topology,
-        ovs_driver,
-    )
+    from ansible_collections.ethercluster.routing.plugins.plugin_utils import fabric_access
 except ImportError as exc:
     IMPORT_ERROR = exc
 else:
@@ -61,11 +57,10 @@ class ActionModule(CollectionAction):
             return self.failed(result, "samples must be >= 1 and interval_s > 0")
         driver = None
         try:
-            topology = load_fabric_topology(self, args["topology"])
-            check_platforms(topology)
+            topology = fabric_access.load_fabric_topology(self, args["topology"])
             switches = topology.switch_names()
-            driver, settings = ovs_driver(self, task_vars, switches, args["timeout"],
-                                          args["host_key_checking"])
+            driver, settings = fabric_access.ovs_driver(self, task_vars, switches,
+                args["timeout"], args["host_key_checking"])
             state = fabric_state(topology, read_states(driver, switches))
             if not state["settled"]:
                 raise AnsibleError("the fabric is not settled, nothing decided: %s"

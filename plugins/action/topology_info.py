@@ -14,6 +14,10 @@ from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base i
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import (
     controller_path,
 )
+from ansible_collections.ethercluster.routing.plugins.modules.topology_info import (
+    ARGUMENT_RULES,
+    ARGUMENT_SPEC,
+)
 
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.errors import TopologyError
@@ -25,11 +29,6 @@ except ImportError as exc:  # networkx, netaddr, ... missing on the controller
     IMPORT_ERROR = exc
 else:
     IMPORT_ERROR = None
-
-ARGUMENT_SPEC = {
-    "src": {"type": "path"},
-    "topology": {"type": "dict"},
-}
 
 
 def plain_data(value):
@@ -51,7 +50,7 @@ class ActionModule(CollectionAction):
 
     MODULE = "ethercluster.routing.topology_info"
     ARGUMENT_SPEC = ARGUMENT_SPEC
-    ARGUMENT_RULES = {"mutually_exclusive": [("src", "topology")], "required_one_of": [("src", "topology")]}
+    ARGUMENT_RULES = ARGUMENT_RULES
     IMPORT_ERROR = IMPORT_ERROR
 
     def run_action(self, args, task_vars, result):

@@ -108,22 +108,35 @@ class Cliconf(CliconfBase):
 
     @enable_mode
     def edit_config(self, candidate=None, commit=True, replace=None, comment=None):
+        return self.send_config(candidate, commit, replace, comment)
+
+    # the configuration mode: entered, left, the lines a candidate may hold that would
+    # leave or re-enter it (the plugin sends those itself) and comments: all skipped
+    CONFIG_ENTER = "configure"
+    CONFIG_EXIT = "end"
+    CONFIG_SKIP = ("end", "configure", "configure terminal")
+    CONFIG_COMMENT = "!"
+
+    def send_config(self, candidate, commit, replace, comment):
+        """``edit_config`` of this plugin and its subclasses: every line of
+        ``candidate`` sent inside the configuration mode, which is left even
+        when a line fails."""
         operations = self.get_device_operations()
         self.check_edit_config_capability(operations, candidate, commit, replace, comment)
         if not commit:
             raise ValueError("check mode is not supported by edit_config; use get_diff")
         requests, results = [], []
-        self.send_command("configure")
+        self.send_command(self.CONFIG_ENTER)
         try:
             for line in config_lines(candidate):
                 if not isinstance(line, dict):
                     line = {"command": line}
-                if line["command"] in ("end", "configure", "configure terminal"):
+                if line["command"] in self.CONFIG_SKIP or line["command"].startswith(self.CONFIG_COMMENT):
                     continue
                 results.append(self.send_command(**line))
                 requests.append(line["command"])
         finally:
-            self.send_command("end")
+            self.send_command(self.CONFIG_EXIT)
         return {"request": requests, "response": results}
 
     def get(self, command=None, prompt=None, answer=None, sendonly=False, newline=True,

@@ -51,21 +51,11 @@ class Cliconf(Os6Cliconf):
         return self.send_command("display current-configuration" if source == "running"
                                  else "display saved-configuration")
 
+    CONFIG_ENTER = "system-view"
+    CONFIG_EXIT = "return"
+    CONFIG_SKIP = ("return", "system-view")
+    CONFIG_COMMENT = "#"
+
     def edit_config(self, candidate=None, commit=True, replace=None, comment=None):
-        operations = self.get_device_operations()
-        self.check_edit_config_capability(operations, candidate, commit, replace, comment)
-        if not commit:
-            raise ValueError("check mode is not supported by edit_config; use get_diff")
-        requests, results = [], []
-        self.send_command("system-view")
-        try:
-            for line in config_lines(candidate):
-                if not isinstance(line, dict):
-                    line = {"command": line}
-                if line["command"] in ("return", "system-view") or line["command"].startswith("#"):
-                    continue
-                results.append(self.send_command(**line))
-                requests.append(line["command"])
-        finally:
-            self.send_command("return")
-        return {"request": requests, "response": results}
+        # VRP has no enable mode: the OS6 method without its enable_mode wrapper
+        return self.send_config(candidate, commit, replace, comment)

@@ -10,40 +10,62 @@ from __future__ import annotations
 class ModuleDocFragment:
     """``ethercluster.routing.controller``: the attributes every module of
     the collection shares (an action plugin on the controller, no async,
-    no host-loop bypass, full check mode, no diff, any POSIX controller).
-    A module states only what differs or what it explains (check mode's
-    details, diff support, platforms)."""
+    no host-loop bypass, full check mode, no diff, any POSIX controller),
+    each with its meaning, so a module lists this fragment alone and states
+    only what differs or what it explains (check mode's details, diff
+    support, platforms)."""
 
-    # used beside ansible.builtin.action_common_attributes(.flow), which
-    # describe these attributes (a fragment cannot extend another)
     DOCUMENTATION = r"""
 attributes:
   action:
+    description: An action plugin runs the module's work on the controller.
     support: full
   async:
+    description: Whether the task may run with the C(async) keyword.
     support: none
   bypass_host_loop:
+    description: Whether the task runs once for all hosts instead of once per host.
     support: none
   check_mode:
+    description: Whether the task runs in check mode, predicting C(changed) without changing anything.
     support: full
   diff_mode:
+    description: Whether the task returns what it changed (or would change) in diff mode.
     support: none
   platform:
+    description: The systems the task can act on.
+    support: N/A
     platforms: posix
 options: {}
 """
 
     # ``ethercluster.routing.controller.local``: modules that never use the
     # host's connection (they plan or read files on the controller)
-    # used beside ansible.builtin.action_common_attributes.conn
     LOCAL = r"""
 attributes:
   become:
+    description: Whether become keywords apply to the task.
     support: none
   connection:
+    description: Whether the task uses the host's connection.
     support: none
   delegation:
+    description: Whether C(delegate_to) changes where the task runs.
     support: none
     details: The task always runs on the controller; delegation has no effect.
 options: {}
+"""
+
+    # ``ethercluster.routing.controller.switches``: modules that open one
+    # session per switch through the switches' inventory connections
+    SWITCHES = r"""
+options:
+  host_key_checking:
+    description: Refuse a switch whose host key is unknown or different.
+    type: bool
+    default: true
+  timeout:
+    description: Seconds allowed for connecting and for each read and write on a switch.
+    type: float
+    default: 30
 """

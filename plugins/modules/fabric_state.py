@@ -25,9 +25,8 @@ description:
     power_save playbook.
   - Only the C(ovs) platform can be read so far.
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.flow
   - ethercluster.routing.controller
+  - ethercluster.routing.controller.switches
 attributes:
   check_mode:
     details: It only reads.
@@ -49,14 +48,6 @@ options:
       pipeline.
     type: bool
     default: true
-  host_key_checking:
-    description: Refuse a switch whose host key is unknown or different.
-    type: bool
-    default: true
-  timeout:
-    description: Seconds allowed for connecting and for each read.
-    type: float
-    default: 30
 requirements:
   - PyYAML, networkx on the controller, and what the switches' connection plugin needs (the OpenSSH client for C(ssh))
 notes:
@@ -122,22 +113,22 @@ read_at:
   type: float
 """
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.ethercluster.routing.plugins.module_utils.action_only import (
+    SWITCH_SESSION_SPEC,
+    refuse_bare_run,
+)
 
 ARGUMENT_SPEC = {
     "topology": {"type": "path", "required": True},
     "switches": {"type": "list", "elements": "str"},
     "counters": {"type": "bool", "default": False},
     "fail_on_unsettled": {"type": "bool", "default": True},
-    "host_key_checking": {"type": "bool", "default": True},
-    "timeout": {"type": "float", "default": 30.0},
+    **SWITCH_SESSION_SPEC,
 }
 
 
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
-    module.fail_json(msg="ethercluster.routing.fabric_state runs on the controller through its "
-                         "action plugin (call it by its full name from an installed collection)")
+    refuse_bare_run("fabric_state", ARGUMENT_SPEC)
 
 
 if __name__ == "__main__":

@@ -36,8 +36,6 @@ description:
   - Needs root on the lab machine and the packages openvswitch-switch, openssh-server, iproute2 and ethtool
     (C(playbooks/lab_up.yml) installs them). How the lab works is described in docs/lab.md of the collection.
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.flow
   - ethercluster.routing.controller
 attributes:
   check_mode:

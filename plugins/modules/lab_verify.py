@@ -34,8 +34,6 @@ description:
     of the collection, which reads only the intent.
   - The checks are described in docs/deploy.md of the collection.
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.flow
   - ethercluster.routing.controller
 attributes:
   check_mode:

@@ -27,9 +27,8 @@ description:
   - Check mode plans only, returns the whole step list and changes nothing.
   - Only the C(ovs) platform is run so far; other platforms are refused before any step.
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.flow
   - ethercluster.routing.controller
+  - ethercluster.routing.controller.switches
 attributes:
   check_mode:
     details: Reads the switches and plans; writes nothing.
@@ -98,14 +97,6 @@ options:
     description: A file on the controller to which one JSON line is appended per step run (and one for the whole
       transition).
     type: path
-  host_key_checking:
-    description: Refuse a switch whose host key is unknown or different.
-    type: bool
-    default: true
-  timeout:
-    description: Seconds allowed for connecting and for each read and write.
-    type: float
-    default: 30
 requirements:
   - PyYAML, networkx, numpy, scipy on the controller, and what the switches' connection plugin needs (the OpenSSH
     client for C(ssh))
@@ -180,7 +171,10 @@ seconds:
   type: float
 """
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.ethercluster.routing.plugins.module_utils.action_only import (
+    SWITCH_SESSION_SPEC,
+    refuse_bare_run,
+)
 
 ARGUMENT_SPEC = {
     "topology": {"type": "path", "required": True},
@@ -197,8 +191,7 @@ ARGUMENT_SPEC = {
     "max_parallel": {"type": "int"},
     "allow_drain": {"type": "bool", "default": False},
     "log": {"type": "path"},
-    "host_key_checking": {"type": "bool", "default": True},
-    "timeout": {"type": "float", "default": 30.0},
+    **SWITCH_SESSION_SPEC,
 }
 REQUIRED_IF = [("action", "speed", ("speed_mbps",))]
 

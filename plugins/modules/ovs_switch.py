@@ -32,22 +32,22 @@ description:
     O(state=gathered) reads the switch and changes nothing.
   - The pipeline is described in docs/platforms.md of the collection.
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.conn
-  - ansible.builtin.action_common_attributes.flow
   - ethercluster.routing.controller
 attributes:
   become:
+    description: Whether become keywords apply to the task.
     support: full
     details: The scripts run with become when the switch's connection has it (C(ansible_become) or the task's keyword).
   check_mode:
     details: Reads the switch and reports what would change; writes nothing.
   connection:
+    description: Whether the task uses the host's connection.
     support: full
     details:
       - The scripts run over the task's connection plugin (C(ssh), C(paramiko_ssh), C(local)...); CLI and API
         connections (C(network_cli), C(httpapi), C(netconf)) are refused.
   delegation:
+    description: Whether C(delegate_to) changes where the task runs.
     support: partial
     details:
       - Delegated (for example to C(localhost)), or with O(switch) naming another inventory host, the task reaches the
@@ -164,30 +164,28 @@ gathered:
   type: dict
 """
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.ethercluster.routing.plugins.module_utils.action_only import (
+    SWITCH_SESSION_SPEC,
+    refuse_bare_run,
+)
+
+
+ARGUMENT_SPEC = {
+    "state": {"type": "str", "default": "present",
+              "choices": ["present", "rendered", "parsed", "gathered"]},
+    "intent": {"type": "dict"},
+    "src": {"type": "path"},
+    "config": {"type": "dict"},
+    "switch": {"type": "str"},
+    "running_config": {"type": "str"},
+    "bridge": {"type": "str"},
+    **SWITCH_SESSION_SPEC,
+}
+ARGUMENT_RULES = {"mutually_exclusive": [("intent", "src", "config")]}
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            state=dict(type="str", default="present",
-                       choices=["present", "rendered", "parsed", "gathered"]),
-            intent=dict(type="dict"),
-            src=dict(type="path"),
-            config=dict(type="dict"),
-            switch=dict(type="str"),
-            running_config=dict(type="str"),
-            bridge=dict(type="str"),
-            host_key_checking=dict(type="bool", default=True),
-            timeout=dict(type="float", default=30.0),
-        ),
-        mutually_exclusive=[("intent", "src", "config")],
-        supports_check_mode=True,
-    )
-    module.fail_json(msg="ethercluster.routing.ovs_switch runs on the controller through its action "
-                         "plugin; it was started as a bare module, which means the collection's "
-                         "plugins/action/ovs_switch.py was not found (call it by its full name "
-                         "ethercluster.routing.ovs_switch from an installed collection)")
+    refuse_bare_run("ovs_switch", ARGUMENT_SPEC, **ARGUMENT_RULES)
 
 
 if __name__ == "__main__":

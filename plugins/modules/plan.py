@@ -38,9 +38,6 @@ description:
     back what was deployed (docs/roles.md)."
   - Contacts no device. The file formats are described in docs/plan.md and docs/topology.md of the collection.
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.conn
-  - ansible.builtin.action_common_attributes.flow
   - ethercluster.routing.controller
   - ethercluster.routing.controller.local
 attributes:
@@ -288,7 +285,7 @@ out:
   sample: /srv/fabric/out/plan
 """
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.ethercluster.routing.plugins.module_utils.action_only import refuse_bare_run
 
 ARGUMENT_SPEC = {
     "topology": {"type": "path"},
@@ -306,21 +303,12 @@ ARGUMENT_SPEC = {
     "settings": {"type": "dict"},
     "out": {"type": "path"},
 }
-MUTUALLY_EXCLUSIVE = [("topology", "topology_data")]
-REQUIRED_ONE_OF = [("topology", "topology_data")]
+ARGUMENT_RULES = {"mutually_exclusive": [("topology", "topology_data")],
+                  "required_one_of": [("topology", "topology_data")]}
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=ARGUMENT_SPEC,
-        mutually_exclusive=MUTUALLY_EXCLUSIVE,
-        required_one_of=REQUIRED_ONE_OF,
-        supports_check_mode=True,
-    )
-    module.fail_json(msg="ethercluster.routing.plan runs on the controller through its action "
-                         "plugin; it was started as a bare module, which means the collection's "
-                         "plugins/action/plan.py was not found (call it by its full name "
-                         "ethercluster.routing.plan from an installed collection)")
+    refuse_bare_run("plan", ARGUMENT_SPEC, **ARGUMENT_RULES)
 
 
 if __name__ == "__main__":

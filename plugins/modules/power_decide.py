@@ -25,9 +25,8 @@ description:
     M(ethercluster.routing.link_transition).
   - Each decision is appended to O(log) as one JSON line (not in check mode).
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.flow
   - ethercluster.routing.controller
+  - ethercluster.routing.controller.switches
 attributes:
   check_mode:
     details: It only reads and decides.
@@ -86,14 +85,6 @@ options:
   log:
     description: A file on the controller to which the decision is appended as one JSON line.
     type: path
-  host_key_checking:
-    description: Refuse a switch whose host key is unknown or different.
-    type: bool
-    default: true
-  timeout:
-    description: Seconds allowed for connecting and for each read.
-    type: float
-    default: 30
 requirements:
   - PyYAML, networkx, numpy on the controller; pysnmp for O(counters_source=snmp); what the switches' connection
     plugin needs (the OpenSSH client for C(ssh))
@@ -150,7 +141,10 @@ down_links:
   elements: str
 """
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.ethercluster.routing.plugins.module_utils.action_only import (
+    SWITCH_SESSION_SPEC,
+    refuse_bare_run,
+)
 
 ARGUMENT_SPEC = {
     "topology": {"type": "path", "required": True},
@@ -165,15 +159,12 @@ ARGUMENT_SPEC = {
     "routing": {"type": "str", "default": "segment"},
     "assignment": {"type": "str", "default": "renamed", "choices": ["auto", "fixed", "renamed"]},
     "engine_options": {"type": "dict"},
-    "host_key_checking": {"type": "bool", "default": True},
-    "timeout": {"type": "float", "default": 30.0},
+    **SWITCH_SESSION_SPEC,
 }
 
 
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
-    module.fail_json(msg="ethercluster.routing.power_decide runs on the controller through its "
-                         "action plugin (call it by its full name from an installed collection)")
+    refuse_bare_run("power_decide", ARGUMENT_SPEC)
 
 
 if __name__ == "__main__":

@@ -23,9 +23,6 @@ description:
   - The file format is described in docs/topology.md of the collection.
     An inventory source file of P(ethercluster.routing.topology#inventory) is a valid O(src).
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.conn
-  - ansible.builtin.action_common_attributes.flow
   - ethercluster.routing.controller
   - ethercluster.routing.controller.local
 attributes:
@@ -144,23 +141,18 @@ summary:
       sample: {kind: torus, dims: [4, 4]}
 """
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.ethercluster.routing.plugins.module_utils.action_only import refuse_bare_run
+
+
+ARGUMENT_SPEC = {
+    "src": {"type": "path"},
+    "topology": {"type": "dict"},
+}
+ARGUMENT_RULES = {"mutually_exclusive": [("src", "topology")], "required_one_of": [("src", "topology")]}
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            src=dict(type="path"),
-            topology=dict(type="dict"),
-        ),
-        mutually_exclusive=[("src", "topology")],
-        required_one_of=[("src", "topology")],
-        supports_check_mode=True,
-    )
-    module.fail_json(msg="ethercluster.routing.topology_info runs on the controller through its action "
-                         "plugin; it was started as a bare module, which means the collection's "
-                         "plugins/action/topology_info.py was not found (call it by its full name "
-                         "ethercluster.routing.topology_info from an installed collection)")
+    refuse_bare_run("topology_info", ARGUMENT_SPEC, **ARGUMENT_RULES)
 
 
 if __name__ == "__main__":

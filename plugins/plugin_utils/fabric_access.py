@@ -21,14 +21,20 @@ from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller im
 
 
 def load_fabric_topology(action, path):
-    """The topology of controller file ``path`` (AnsibleError when missing)."""
+    """The topology of controller file ``path`` (AnsibleError when missing),
+    refused (TransitionRunError) unless every switch is on a platform the
+    multi-switch actions can read and change, before any switch is reached."""
     # planning code (networkx, PyYAML): loaded when used, like the actions' own imports
     from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import load_topology
-
+    from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition_run import (
+        check_platforms,
+    )
     found = controller_path(action, path)
     if found is None:
         raise AnsibleError("topology: file %r not found" % path)
-    return load_topology(found)
+    topology = load_topology(found)
+    check_platforms(topology)
+    return topology
 
 
 class SwitchSettings(dict):

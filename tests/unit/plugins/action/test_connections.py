@@ -12,7 +12,6 @@ import re
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -153,9 +152,9 @@ def test_a_failing_script_names_the_host_the_step_and_stderr(tmp_path):
 
 
 def test_a_script_that_outlives_its_time_limit_is_stopped(tmp_path):
-    started = time.monotonic()
+    # exit code 124 is timeout(1) stopping the script; no wall-clock bound here,
+    # since the probe's ansible-playbook start-up alone takes seconds on a busy machine
     found = probe(tmp_path, {"one": local()}, ["one"], "sleep 20\n", what="read", timeout=1)
-    assert time.monotonic() - started < 15
     assert found["one"]["error"].startswith("one: read failed: no answer within 1 s (exit code 124)")
 
 

@@ -7,6 +7,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import (
     load_topology,
     topology_from_data,
@@ -116,16 +118,24 @@ def test_argument_errors(ansible_cli, tmp_path):
     assert rc != 0 and "source" in unknown["msg"]
 
 
-def test_module_without_action_plugin_fails_clearly(tmp_path):
+@pytest.mark.parametrize("name, module_args", [
+    ("topology_info", {"src": "x.yml"}),
+    ("fabric_state", {"topology": "x.yml", "timeout": 5}),
+    ("ovs_switch", {"state": "gathered", "host_key_checking": False}),
+])
+def test_module_without_action_plugin_fails_clearly(tmp_path, name, module_args):
     args = tmp_path / "args.json"
-    args.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": {"src": "x.yml"}}), encoding="utf-8")
-    module = os.path.join(ROOT, "plugins", "modules", "topology_info.py")
+    args.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": module_args}), encoding="utf-8")
+    module = os.path.join(ROOT, "plugins", "modules", "%s.py" % name)
+    # the module's own imports resolve as in a module payload: the collection on the path
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, ".build"))
     proc = subprocess.run([sys.executable, module, str(args)], capture_output=True, text=True,
-                          timeout=60, check=False)
+                          timeout=60, check=False, env=env)
     result = json.loads(proc.stdout)
     assert proc.returncode != 0
     assert result["failed"] is True
-    assert "through its action plugin" in result["msg"]
+    assert "ethercluster.routing.%s runs on the controller through its action plugin" % name in result["msg"]
+    assert "plugins/action/%s.py was not found" % name in result["msg"]
 
 
 def test_show_topology_playbook(ansible_cli, tmp_path):

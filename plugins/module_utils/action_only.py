@@ -1,0 +1,29 @@
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the modules that are all action plugin share: the options of a
+task that opens sessions to the switches, and the ``main()`` that runs only
+when the action plugin was not found."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ansible.module_utils.basic import AnsibleModule
+
+# documented by the doc fragment ethercluster.routing.controller.switches
+SWITCH_SESSION_SPEC: dict[str, dict[str, Any]] = {
+    "host_key_checking": {"type": "bool", "default": True},
+    "timeout": {"type": "float", "default": 30.0},
+}
+
+
+def refuse_bare_run(name: str, argument_spec: dict[str, Any], **spec_rules: Any) -> None:
+    """``main()`` of module ``name``, which works only through its action
+    plugin: validate the arguments (so ``ansible-doc`` and sanity see the
+    spec) and fail saying why the action plugin did not run."""
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True, **spec_rules)
+    module.fail_json(msg="ethercluster.routing.%s runs on the controller through its action "
+                         "plugin; it was started as a bare module, which means the collection's "
+                         "plugins/action/%s.py was not found (call it by its full name "
+                         "ethercluster.routing.%s from an installed collection)" % (name, name, name))
