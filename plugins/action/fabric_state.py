@@ -17,10 +17,7 @@ from ansible_collections.ethercluster.routing.plugins.modules.fabric_state impor
 
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.power import fabric_state as fs
-    from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition_run import (
-        read_counters,
-        read_states,
-    )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.power import transition_run
     from ansible_collections.ethercluster.routing.plugins.plugin_utils import fabric_access
 except ImportError as exc:
     IMPORT_ERROR = exc
@@ -43,10 +40,10 @@ class ActionModule(CollectionAction):
             switches = args["switches"] or topology.switch_names()
             driver, _settings = fabric_access.ovs_driver(self, task_vars, switches,
                 args["timeout"], args["host_key_checking"])
-            states = read_states(driver, switches)
+            states = transition_run.read_states(driver, switches)
             if args["counters"]:
                 result["read_at"] = round(time.time(), 3)
-                result["counters"] = read_counters(driver, switches)
+                result["counters"] = transition_run.read_counters(driver, switches)
             if set(switches) == set(topology.switch_names()):
                 state = fs.fabric_state(topology, states)
             else:

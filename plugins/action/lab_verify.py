@@ -12,20 +12,16 @@ the checks on the lab machine with the standard library only.
 
 from __future__ import annotations
 
-import os
-
 from ansible.errors import AnsibleError
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base import CollectionAction
 
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import (
-    controller_path,
+    task_intent,
     task_var,
 )
 from ansible_collections.ethercluster.routing.plugins.modules.lab_verify import ARGUMENT_SPEC
 
 try:
-    from ansible_collections.ethercluster.routing.plugins.module_utils.intent.documents import read_document
-    from ansible_collections.ethercluster.routing.plugins.module_utils.intent.schema import validate_intent
     from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
         EtherclusterError,
     )
@@ -56,8 +52,7 @@ class ActionModule(CollectionAction):
         if args["plan"] is not None:
             return self.failed(result, "plan is set by the action plugin; give intent or src")
         try:
-            intent = args["intent"] if args["src"] is None else self._load(args["src"])
-            validate_intent(intent, args["src"] or "intent")
+            intent = task_intent(self, args["intent"], args["src"])
             lab = args["lab"] or task_var(self, task_vars, "ethercluster_lab") \
                 or (intent.get("fabric") or {}).get("name")
             if not lab:
@@ -75,10 +70,3 @@ class ActionModule(CollectionAction):
         result.update(self._execute_module(module_name=MODULE, module_args=module_args,
                                            task_vars=task_vars))
         return result
-
-    def _load(self, src):
-        path = controller_path(self, src) or os.path.abspath(src)
-        try:
-            return read_document(path)
-        except EtherclusterError as exc:
-            raise AnsibleError(str(exc))

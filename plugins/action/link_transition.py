@@ -19,8 +19,8 @@ from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base i
 from ansible.utils.display import Display
 
 from ansible_collections.ethercluster.routing.plugins.modules.link_transition import (
+    ARGUMENT_RULES,
     ARGUMENT_SPEC,
-    REQUIRED_IF,
 )
 
 try:
@@ -73,7 +73,7 @@ class ActionModule(CollectionAction):
 
     MODULE = "ethercluster.routing.link_transition"
     ARGUMENT_SPEC = ARGUMENT_SPEC
-    ARGUMENT_RULES = {"required_if": REQUIRED_IF}
+    ARGUMENT_RULES = ARGUMENT_RULES
     IMPORT_ERROR = IMPORT_ERROR
     REQUIREMENTS = "networkx, numpy, scipy, PyYAML"
 
@@ -114,6 +114,7 @@ class ActionModule(CollectionAction):
                               max_parallel=args["max_parallel"])
             result.update(outcome)
             result["transition"] = what
+            result["rewritten"] = list(driver.retried)
             result["summary"] = summary_lines(what, outcome, self._task.check_mode)
             self._log(args["log"], {"transition": what, "summary": True,
                                     "changed": outcome["changed"], "reason": outcome["reason"],
@@ -124,6 +125,7 @@ class ActionModule(CollectionAction):
                                     "drain": bool(outcome["proof"].get("drain"))})
         except TransitionRunError as exc:
             result.update(failed=True, msg="%s: %s" % (what, exc), steps=exc.steps)
+            result["rewritten"] = list(driver.retried) if driver is not None else []
             self._log(args["log"], {"transition": what, "failed": True, "msg": str(exc)})
         except (EtherclusterError, AnsibleError) as exc:
             result.update(failed=True, msg="%s: %s" % (what, exc))

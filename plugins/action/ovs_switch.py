@@ -13,13 +13,11 @@ nothing differs, writes the difference in one round trip.
 
 from __future__ import annotations
 
-import os
-
 from ansible.errors import AnsibleError
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base import CollectionAction
 
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import (
-    controller_path,
+    task_intent,
     task_var,
 )
 from ansible_collections.ethercluster.routing.plugins.modules.ovs_switch import (
@@ -28,11 +26,6 @@ from ansible_collections.ethercluster.routing.plugins.modules.ovs_switch import 
 )
 
 try:
-    from ansible_collections.ethercluster.routing.plugins.module_utils.intent.documents import read_document
-    from ansible_collections.ethercluster.routing.plugins.module_utils.intent.schema import validate_intent
-    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
-        EtherclusterError,
-    )
     from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import ovs
     from ansible_collections.ethercluster.routing.plugins.plugin_utils.connections import (
         connection_session,
@@ -106,24 +99,14 @@ class ActionModule(CollectionAction):
     def _switch_config(self, args, switch):
         if args["config"] is not None:
             return args["config"]
-        intent = args["intent"]
-        if args["src"] is not None:
-            intent = self._load(args["src"])
+        intent = task_intent(self, args["intent"], args["src"])
         if intent is None:
             raise AnsibleError("give the switch's intent: intent (the whole intent), src (its "
                                "file, intent.json) or config (this switch's entry)")
-        validate_intent(intent, args["src"] or "intent")
         switches = intent.get("switches") if isinstance(intent, dict) else None
         if not isinstance(switches, dict) or switch not in switches:
             raise AnsibleError("the intent has no entry switches.%s" % switch)
         return switches[switch]
-
-    def _load(self, src):
-        path = controller_path(self, src) or os.path.abspath(src)
-        try:
-            return read_document(path)
-        except EtherclusterError as exc:
-            raise AnsibleError(str(exc))
 
     @staticmethod
     def _parse_text(text):

@@ -18,22 +18,13 @@ from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base i
 from ansible_collections.ethercluster.routing.plugins.modules.power_decide import ARGUMENT_SPEC
 
 try:
+    from ansible_collections.ethercluster.routing.plugins.module_utils.power import (
+        measure,
+        snmp_counters,
+        transition_run,
+    )
     from ansible_collections.ethercluster.routing.plugins.module_utils.power.fabric_state import fabric_state
-    from ansible_collections.ethercluster.routing.plugins.module_utils.power.selection import (
-        DEFAULT_THRESHOLDS,
-    )
-    from ansible_collections.ethercluster.routing.plugins.module_utils.power.measure import (
-        lossless_off,
-        power_decision,
-    )
-    from ansible_collections.ethercluster.routing.plugins.module_utils.power.snmp_counters import (
-        port_if_names,
-        read_counters as snmp_counters,
-    )
-    from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition_run import (
-        read_counters,
-        read_states,
-    )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.power.selection import DEFAULT_THRESHOLDS
     from ansible_collections.ethercluster.routing.plugins.plugin_utils import fabric_access
 except ImportError as exc:
     IMPORT_ERROR = exc
@@ -61,7 +52,7 @@ class ActionModule(CollectionAction):
             switches = topology.switch_names()
             driver, settings = fabric_access.ovs_driver(self, task_vars, switches,
                 args["timeout"], args["host_key_checking"])
-            state = fabric_state(topology, read_states(driver, switches))
+            state = fabric_state(topology, transition_run.read_states(driver, switches))
             if not state["settled"]:
                 raise AnsibleError("the fabric is not settled, nothing decided: %s"
                                    % "; ".join(state["problems"]))
@@ -72,11 +63,11 @@ class ActionModule(CollectionAction):
                     time.sleep(args["interval_s"])
                 at = time.time()
                 readings.append({"at": at, "counters": read()})
-            decision = power_decision(topology, state, readings, thresholds,
-                                      can_turn_off=lossless_off(
-                                          topology, state["bank"], engine=args["routing"],
-                                          assignment=args["assignment"],
-                                          engine_options=args["engine_options"]))
+            decision = measure.power_decision(
+                topology, state, readings, thresholds,
+                can_turn_off=measure.lossless_off(topology, state["bank"], engine=args["routing"],
+                                                  assignment=args["assignment"],
+                                                  engine_options=args["engine_options"]))
             result.update(decision)
             result.update(bank=state["bank"], down_links=state["down_links"],
                           speeds=state["speeds"], counters_source=args["counters_source"])
@@ -99,14 +90,14 @@ class ActionModule(CollectionAction):
         """A function reading every switch's port counters, from the chosen source."""
         switches = topology.switch_names()
         if args["counters_source"] == "ovs":
-            return lambda: read_counters(driver, switches)
-        wanted = {name: port_if_names(topology, name, topology.used_ports(name),
-                                      args["snmp_if_name"]) for name in switches}
+            return lambda: transition_run.read_counters(driver, switches)
+        wanted = {name: snmp_counters.port_if_names(topology, name, topology.used_ports(name),
+                                                    args["snmp_if_name"]) for name in switches}
 
         def one(name):
-            return snmp_counters(name, settings[name]["host"], wanted[name],
-                                 community=args["snmp_community"], port=args["snmp_port"],
-                                 timeout=min(args["timeout"], 5.0))
+            return snmp_counters.read_counters(name, settings[name]["host"], wanted[name],
+                                               community=args["snmp_community"], port=args["snmp_port"],
+                                               timeout=min(args["timeout"], 5.0))
 
         def read():
             with ThreadPoolExecutor(max_workers=min(16, len(switches))) as pool:

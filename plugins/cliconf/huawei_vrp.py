@@ -27,7 +27,6 @@ version_added: 0.1.0
 import re
 
 from ansible_collections.ethercluster.routing.plugins.cliconf.dell_os6 import Cliconf as Os6Cliconf
-from ansible_collections.ethercluster.routing.plugins.cliconf.dell_os6 import config_lines
 
 NETWORK_OS = "ethercluster.routing.huawei_vrp"
 

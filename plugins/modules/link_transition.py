@@ -169,6 +169,14 @@ seconds:
   description: Wall time of the task.
   returned: always
   type: float
+rewritten:
+  description:
+    - Writes done twice because ovs-vswitchd closed the OpenFlow connection under a command (C(ovs-ofctl ...
+      (End of file))). The switch was read again and what still differed was written; one line per such write,
+      naming the switch and the first error. A second drop fails the step.
+  returned: always
+  type: list
+  elements: str
 """
 
 from ansible_collections.ethercluster.routing.plugins.module_utils.action_only import (
@@ -193,14 +201,11 @@ ARGUMENT_SPEC = {
     "log": {"type": "path"},
     **SWITCH_SESSION_SPEC,
 }
-REQUIRED_IF = [("action", "speed", ("speed_mbps",))]
+ARGUMENT_RULES = {"required_if": [("action", "speed", ("speed_mbps",))]}
 
 
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, required_if=REQUIRED_IF,
-                           supports_check_mode=True)
-    module.fail_json(msg="ethercluster.routing.link_transition runs on the controller through its "
-                         "action plugin (call it by its full name from an installed collection)")
+    refuse_bare_run("link_transition", ARGUMENT_SPEC, **ARGUMENT_RULES)
 
 
 if __name__ == "__main__":

@@ -32,3 +32,18 @@ def task_var(action, task_vars, name):
     if value is None:
         return None
     return action._templar.template(value)  # pylint: disable=protected-access
+
+
+def task_intent(action, intent, src):
+    """The intent a task names, validated against the collection's schema:
+    ``intent`` (data) or, when ``src`` is set, the controller file ``src``
+    (found as :func:`controller_path` does). None when neither is given.
+    Raises EtherclusterError naming the file and the field at fault."""
+    # planning code (PyYAML, jsonschema): loaded when used, like the actions' own imports
+    from ansible_collections.ethercluster.routing.plugins.module_utils.intent.documents import read_document
+    from ansible_collections.ethercluster.routing.plugins.module_utils.intent.schema import validate_intent
+    if src is not None:
+        intent = read_document(controller_path(action, src) or os.path.abspath(src))
+    if intent is not None:
+        validate_intent(intent, src or "intent")
+    return intent

@@ -34,6 +34,7 @@ import struct
 import subprocess
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import EtherclusterError
@@ -53,27 +54,28 @@ class ProbeError(EtherclusterError):
 
 
 # ------------------------------------------------------------ the agent
+@dataclass(eq=False)
 class _Agent:
     """One host's sender and receiver (runs in a forked child)."""
 
-    def __init__(self, me: str, hosts: dict[str, dict[str, Any]], run_id: int, interval: float,
-                 port: int, drain_s: float) -> None:
-        self.me = me
-        self.names = sorted(hosts)
-        self.index = self.names.index(me)
-        self.hosts = hosts
-        self.run_id = run_id
-        self.interval = interval
-        self.port = port
-        self.drain_s = drain_s
-        self.stopping = False
-        self.ticks: list[int] = []  # wall-clock send time of each sequence number, ms after start
-        self.send_errors: dict[int, list[int]] = {}
-        self.received: dict[int, bytearray] = {}  # source index -> one byte per sequence number
-        self.duplicates: dict[int, int] = {}
-        self.reordered: dict[int, int] = {}
-        self.highest: dict[int, int] = {}
-        self.foreign = 0
+    me: str
+    hosts: dict[str, dict[str, Any]]
+    run_id: int
+    interval: float
+    port: int
+    drain_s: float
+    stopping: bool = False
+    ticks: list[int] = field(default_factory=list)  # wall-clock send time of each sequence number, ms after start
+    send_errors: dict[int, list[int]] = field(default_factory=dict)
+    received: dict[int, bytearray] = field(default_factory=dict)  # source index -> one byte per sequence number
+    duplicates: dict[int, int] = field(default_factory=dict)
+    reordered: dict[int, int] = field(default_factory=dict)
+    highest: dict[int, int] = field(default_factory=dict)
+    foreign: int = 0
+
+    def __post_init__(self) -> None:
+        self.names = sorted(self.hosts)
+        self.index = self.names.index(self.me)
 
     def run(self) -> dict[str, Any]:
         """Probe until stopped (SIGTERM), then drain; return the record."""

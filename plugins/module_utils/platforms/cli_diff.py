@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from . import dell_os6, huawei_vrp
@@ -90,86 +91,118 @@ def _statics(canonical: dict[str, Any]) -> set[tuple[int, str, str]]:
     return {(entry["vlan"], entry["mac"], entry["port"]) for entry in canonical["static_macs"]}
 
 
+@dataclass(frozen=True)
+class _Dialect:
+    """How one platform spells each change the walk of :func:`_commands`
+    makes (VLAN lists already grouped the platform's way)."""
+
+    stp: Callable[[bool], list[str]]
+    add_vlans: Callable[[list[int]], list[str]]
+    remove_vlans: Callable[[list[int]], list[str]]
+    static: Callable[[bool, int, str, str], str]  # (add, vlan, mac, interface)
+    port_mode: str  # the command that puts a port in general/hybrid mode
+    untagged: Callable[[list[int]], list[str]]
+    tagged: Callable[[list[int]], list[str]]
+    pvid: Callable[[int | None], str]  # None: back to the default
+    remove_from_port: Callable[[list[int]], list[str]]
+    speed: Callable[[int], list[str]]
+    admin: Callable[[str], str]
+    leave_interface: str
+
+
+def _listed(template: str, group: Callable[[list[int]], Any]) -> Callable[[list[int]], list[str]]:
+    """VLANs ``vlans`` as commands ``template % group`` (none when empty)."""
+    def commands(vlans: list[int]) -> list[str]:
+        if not vlans:
+            return []
+        grouped = group(vlans)
+        return [template % item for item in ([grouped] if isinstance(grouped, str) else grouped)]
+    return commands
+
+
+OS6 = _Dialect(
+    stp=lambda on: ["spanning-tree" if on else "no spanning-tree"],
+    add_vlans=lambda vlans: ["vlan database", "vlan %s" % dell_os6.vlan_list(vlans), "exit"] if vlans else [],
+    remove_vlans=lambda vlans: ["vlan database", "no vlan %s" % dell_os6.vlan_list(vlans), "exit"] if vlans else [],
+    static=lambda add, vlan, mac, name: "%smac address-table static %s vlan %d interface %s" % (
+        "" if add else "no ", mac_dotted(mac), vlan, name),
+    port_mode="switchport mode general",
+    untagged=_listed("switchport general allowed vlan add %s untagged", dell_os6.vlan_list),
+    tagged=_listed("switchport general allowed vlan add %s tagged", dell_os6.vlan_list),
+    pvid=lambda vlan: "no switchport general pvid" if vlan is None else "switchport general pvid %d" % vlan,
+    remove_from_port=_listed("switchport general allowed vlan remove %s", dell_os6.vlan_list),
+    speed=lambda mbps: ["speed %d" % mbps],
+    admin=lambda state: "shutdown" if state == "down" else "no shutdown",
+    leave_interface="exit",
+)
+
+VRP = _Dialect(
+    stp=lambda on: ["stp enable" if on else "stp disable"],
+    add_vlans=_listed("vlan batch %s", huawei_vrp.vlan_batches),
+    remove_vlans=_listed("undo vlan batch %s", huawei_vrp.vlan_batches),
+    static=lambda add, vlan, mac, name: "%smac-address static %s %s vlan %d" % (
+        "" if add else "undo ", mac_dashed(mac), name, vlan),
+    port_mode="port link-type hybrid",
+    untagged=_listed("port hybrid untagged vlan %s", huawei_vrp.vlan_batches),
+    tagged=_listed("port hybrid tagged vlan %s", huawei_vrp.vlan_batches),
+    pvid=lambda vlan: "undo port hybrid pvid vlan" if vlan is None else "port hybrid pvid vlan %d" % vlan,
+    remove_from_port=_listed("undo port hybrid vlan %s", huawei_vrp.vlan_batches),
+    speed=lambda mbps: ["undo negotiation auto", "speed %d" % mbps],
+    admin=lambda state: "shutdown" if state == "down" else "undo shutdown",
+    leave_interface="quit",
+)
+
+
+def _port_lines(dialect: _Dialect, now: dict[str, Any] | None, want: dict[str, Any]) -> list[str]:
+    """The interface-context lines that take one port from ``now`` (None:
+    not yet in general/hybrid mode) to ``want`` (step 4 of the module doc)."""
+    lines = []
+    if now is None:
+        lines.append(dialect.port_mode)
+        now = _fresh_port()
+    add_untagged, add_tagged, pvid, removed, speed, admin = _port_changes(now, want)
+    lines += dialect.untagged(add_untagged) + dialect.tagged(add_tagged)
+    if pvid is not None:
+        lines.append(dialect.pvid(pvid[1]))
+    lines += dialect.remove_from_port(removed)
+    if speed is not None:
+        lines += dialect.speed(speed)
+    if admin is not None:
+        lines.append(dialect.admin(admin))
+    return lines
+
+
+def _commands(dialect: _Dialect, running: dict[str, Any], candidate: dict[str, Any],
+              name_of: Callable[[Any], str]) -> list[str]:
+    """The commands from canonical ``running`` to canonical ``candidate``, in
+    the order of the module doc; ``name_of(port)`` gives interface names."""
+    commands = []
+    if candidate["stp"] != running["stp"]:
+        commands += dialect.stp(candidate["stp"])
+    commands += dialect.add_vlans(sorted(set(candidate["vlans"]) - set(running["vlans"]) - {DEFAULT_VLAN}))
+    have, want = _statics(running), _statics(candidate)
+    commands += [dialect.static(False, vlan, mac, name_of(port)) for vlan, mac, port in sorted(have - want)]
+    for port in sorted(candidate["ports"], key=_natural):
+        lines = _port_lines(dialect, running["ports"].get(port), candidate["ports"][port])
+        if lines:
+            commands += ["interface %s" % name_of(port)] + lines + [dialect.leave_interface]
+    commands += [dialect.static(True, vlan, mac, name_of(port)) for vlan, mac, port in sorted(want - have)]
+    commands += dialect.remove_vlans(sorted(set(running["vlans"]) - set(candidate["vlans"]) - {DEFAULT_VLAN}))
+    return commands
+
+
 def dell_os6_commands(running: dict[str, Any], candidate: dict[str, Any],
                       name_of: Callable[[Any], str]) -> list[str]:
     """OS6 commands (global configuration mode) from canonical ``running``
     to canonical ``candidate``; ``name_of(port)`` gives interface names."""
-    commands = []
-    if candidate["stp"] != running["stp"]:
-        commands.append("spanning-tree" if candidate["stp"] else "no spanning-tree")
-    new_vlans = sorted(set(candidate["vlans"]) - set(running["vlans"]) - {DEFAULT_VLAN})
-    if new_vlans:
-        commands += ["vlan database", "vlan %s" % dell_os6.vlan_list(new_vlans), "exit"]
-    have, want = _statics(running), _statics(candidate)
-    commands += ["no mac address-table static %s vlan %d interface %s"
-                 % (mac_dotted(mac), vlan, name_of(port)) for vlan, mac, port in sorted(have - want)]
-    for port in sorted(candidate["ports"], key=_natural):
-        lines = []
-        now = running["ports"].get(port)
-        if now is None:
-            lines.append("switchport mode general")
-            now = _fresh_port()
-        add_untagged, add_tagged, pvid, removed, speed, admin = _port_changes(now, candidate["ports"][port])
-        if add_untagged:
-            lines.append("switchport general allowed vlan add %s untagged" % dell_os6.vlan_list(add_untagged))
-        if add_tagged:
-            lines.append("switchport general allowed vlan add %s tagged" % dell_os6.vlan_list(add_tagged))
-        if pvid is not None:
-            lines.append("no switchport general pvid" if pvid[1] is None
-                         else "switchport general pvid %d" % pvid[1])
-        if removed:
-            lines.append("switchport general allowed vlan remove %s" % dell_os6.vlan_list(removed))
-        if speed is not None:
-            lines.append("speed %d" % speed)
-        if admin is not None:
-            lines.append("shutdown" if admin == "down" else "no shutdown")
-        if lines:
-            commands += ["interface %s" % name_of(port)] + lines + ["exit"]
-    commands += ["mac address-table static %s vlan %d interface %s"
-                 % (mac_dotted(mac), vlan, name_of(port)) for vlan, mac, port in sorted(want - have)]
-    gone = sorted(set(running["vlans"]) - set(candidate["vlans"]) - {DEFAULT_VLAN})
-    if gone:
-        commands += ["vlan database", "no vlan %s" % dell_os6.vlan_list(gone), "exit"]
-    return commands
+    return _commands(OS6, running, candidate, name_of)
 
 
 def huawei_vrp_commands(running: dict[str, Any], candidate: dict[str, Any],
                         name_of: Callable[[Any], str]) -> list[str]:
     """VRP commands (system view) from canonical ``running`` to canonical
     ``candidate``; ``name_of(port)`` gives interface names."""
-    batches = huawei_vrp.vlan_batches
-    commands = []
-    if candidate["stp"] != running["stp"]:
-        commands.append("stp enable" if candidate["stp"] else "stp disable")
-    new_vlans = sorted(set(candidate["vlans"]) - set(running["vlans"]) - {DEFAULT_VLAN})
-    commands += ["vlan batch %s" % batch for batch in batches(new_vlans)]
-    have, want = _statics(running), _statics(candidate)
-    commands += ["undo mac-address static %s %s vlan %d" % (mac_dashed(mac), name_of(port), vlan)
-                 for vlan, mac, port in sorted(have - want)]
-    for port in sorted(candidate["ports"], key=_natural):
-        lines = []
-        now = running["ports"].get(port)
-        if now is None:
-            lines.append("port link-type hybrid")
-            now = _fresh_port()
-        add_untagged, add_tagged, pvid, removed, speed, admin = _port_changes(now, candidate["ports"][port])
-        lines += ["port hybrid untagged vlan %s" % batch for batch in batches(add_untagged)]
-        lines += ["port hybrid tagged vlan %s" % batch for batch in batches(add_tagged)]
-        if pvid is not None:
-            lines.append("undo port hybrid pvid vlan" if pvid[1] is None
-                         else "port hybrid pvid vlan %d" % pvid[1])
-        lines += ["undo port hybrid vlan %s" % batch for batch in batches(removed)]
-        if speed is not None:
-            lines += ["undo negotiation auto", "speed %d" % speed]
-        if admin is not None:
-            lines.append("shutdown" if admin == "down" else "undo shutdown")
-        if lines:
-            commands += ["interface %s" % name_of(port)] + lines + ["quit"]
-    commands += ["mac-address static %s %s vlan %d" % (mac_dashed(mac), name_of(port), vlan)
-                 for vlan, mac, port in sorted(want - have)]
-    gone = sorted(set(running["vlans"]) - set(candidate["vlans"]) - {DEFAULT_VLAN})
-    commands += ["undo vlan batch %s" % batch for batch in batches(gone)]
-    return commands
+    return _commands(VRP, running, candidate, name_of)
 
 
 PLATFORMS = {

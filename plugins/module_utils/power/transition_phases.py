@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 import networkx as nx
@@ -37,6 +38,7 @@ class PlanLike(Protocol):
     intent: Intent
 
 
+@dataclass(eq=False)
 class Transition:
     """A planned transition.
 
@@ -55,17 +57,14 @@ class Transition:
     * ``action``, ``link`` (``{"a", "b", "name"}``), ``banks`` (in order).
     """
 
-    def __init__(self, action: str, link: dict[str, str], steps: list[dict[str, Any]], before: Intent,
-                 after: Intent, proof: dict[str, Any], states: list[dict[str, Any]],
-                 banks: list[str]) -> None:
-        self.action = action
-        self.link = link
-        self.steps = steps
-        self.before = before
-        self.after = after
-        self.proof = proof
-        self.states = states
-        self.banks = banks
+    action: str
+    link: dict[str, str]
+    steps: list[dict[str, Any]]
+    before: Intent
+    after: Intent
+    proof: dict[str, Any]
+    states: list[dict[str, Any]]
+    banks: list[str]
 
     def to_data(self) -> dict[str, Any]:
         """Plain data: action, link, banks, steps and proof (not the intents)."""

@@ -89,26 +89,44 @@ def held_pipelines(layout):
     return held
 
 
-def build_lab(name, topology, mgmt_network, host_network, state_root="/run/ethercluster-lab"):
-    """A fresh lab of ``topology`` (lab_up.yml; one of that name removed
-    first): ``{"inventory", "layout"}``."""
+def build_lab(name, topology, mgmt_network, host_network, *extra_args, state_root="/run/ethercluster-lab"):
+    """A fresh lab of ``topology`` (lab_up.yml with ``extra_args``; one of
+    that name removed first): ``{"inventory", "layout"}``."""
     from ansible_collections.ethercluster.routing.plugins.module_utils.lab import runner
 
     runner.lab_down(state_root, name)
     proc = ansible_playbook("playbooks/lab_up.yml", "-e", "topology=%s" % topology, "-e", "lab_name=%s" % name,
-                            "-e", "lab_mgmt_network=%s" % mgmt_network, "-e", "lab_host_network=%s" % host_network)
+                            "-e", "lab_mgmt_network=%s" % mgmt_network, "-e", "lab_host_network=%s" % host_network,
+                            *extra_args)
     assert proc.returncode == 0, proc.stdout[-3000:]
     return {"inventory": "%s/%s/inventory.yml" % (state_root, name),
             "layout": runner.read_record(state_root, name)["layout"]}
 
 
-def tasks_by_name(stdout):
-    """ansible-playbook's JSON callback output as ``{task name: {host: result}}``
-    (a role's task named as in the role, without the ``ROLE : `` prefix)."""
+def lab_with_output(name, topology, mgmt_network, host_network, out):
+    """Body of a module-scoped lab fixture (``yield from``): a fresh lab
+    (:func:`build_lab`) with ``out`` for the playbooks' files, removed
+    after the module's tests."""
+    from ansible_collections.ethercluster.routing.plugins.module_utils.lab import runner
+
+    yield dict(build_lab(name, topology, mgmt_network, host_network), out=out)
+    runner.lab_down("/run/ethercluster-lab", name)
+
+
+def play_results(stdout):
+    """ansible-playbook's JSON callback output as ``(stats, {task name: {host:
+    result}})`` (a role's task named as in the role, without the ``ROLE : ``
+    prefix)."""
     start = stdout.find("{")
     assert start >= 0, stdout[-3000:]
+    data = json.loads(stdout[start:])
     tasks = {}
-    for play in json.loads(stdout[start:])["plays"]:
+    for play in data["plays"]:
         for task in play["tasks"]:
             tasks.setdefault(task["task"]["name"].split(" : ", 1)[-1], {}).update(task["hosts"])
-    return tasks
+    return data["stats"], tasks
+
+
+def tasks_by_name(stdout):
+    """The tasks of :func:`play_results`."""
+    return play_results(stdout)[1]

@@ -5,17 +5,12 @@ touches nothing; a rejected plan or an inventory that does not match the
 intent pushes nothing.
 """
 
-import json
-
 import pytest
-from lab_helpers import FIXTURES, ansible_playbook, netns_exec
-
-from ansible_collections.ethercluster.routing.plugins.module_utils.lab import runner
+from lab_helpers import FIXTURES, ansible_playbook, held_pipelines, lab_with_output, play_results
 
 pytestmark = pytest.mark.lab
 
 LAB = "pytest-deploy"
-STATE_ROOT = "/run/ethercluster-lab"
 TOPOLOGY = FIXTURES / "ring3_topology.yml"
 SWITCHES = {"sw0", "sw1", "sw2"}
 PLAN_TASK = "Plan routing, VLANs and static MACs; check everything; write the intent"
@@ -29,38 +24,18 @@ def deploy(lab, *args):
     {task name: {host: result}}, output)."""
     proc = ansible_playbook("-i", str(TOPOLOGY), "-i", lab["inventory"], "-f", "8",
                             "playbooks/deploy_routing.yml", "-e", "out=%s" % lab["out"], *args)
-    start = proc.stdout.find("{")
-    assert start >= 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    data = json.loads(proc.stdout[start:])
-    tasks = {}
-    for play in data["plays"]:
-        for task in play["tasks"]:
-            tasks.setdefault(task["task"]["name"].split(" : ", 1)[-1], {}).update(task["hosts"])  # "ROLE : task"
-    return proc.returncode, data["stats"], tasks, proc.stdout + proc.stderr
+    stats, tasks = play_results(proc.stdout)
+    return proc.returncode, stats, tasks, proc.stdout + proc.stderr
 
 
 def flows(lab):
     """The pipeline every switch holds (learned entries left out)."""
-    held = {}
-    for name, sw in lab["layout"]["switches"].items():
-        text = netns_exec(sw["netns"], "ovs-ofctl", "-O", "OpenFlow13", "dump-flows",
-                          "unix:%s/br0.mgmt" % sw["dir"], "--no-stats").stdout
-        held[name] = sorted(line.strip() for line in text.splitlines()
-                            if "cookie=0xec00" in line)
-    return held
+    return held_pipelines(lab["layout"])
 
 
 @pytest.fixture(scope="module")
 def lab(lab_machine, tmp_path_factory):
-    runner.lab_down(STATE_ROOT, LAB)
-    proc = ansible_playbook("playbooks/lab_up.yml", "-e", "topology=%s" % TOPOLOGY,
-                            "-e", "lab_name=%s" % LAB, "-e", "lab_mgmt_network=198.18.0.32/28",
-                            "-e", "lab_host_network=10.47.0.0/16")
-    assert proc.returncode == 0, proc.stdout[-3000:]
-    yield {"inventory": "%s/%s/inventory.yml" % (STATE_ROOT, LAB),
-           "layout": runner.read_record(STATE_ROOT, LAB)["layout"],
-           "out": tmp_path_factory.mktemp("deploy")}
-    runner.lab_down(STATE_ROOT, LAB)
+    yield from lab_with_output(LAB, TOPOLOGY, "198.18.0.32/28", "10.47.0.0/16", tmp_path_factory.mktemp("deploy"))
 
 
 def test_a_rejected_plan_pushes_nothing(lab):

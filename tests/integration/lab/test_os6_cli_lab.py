@@ -13,15 +13,13 @@ import subprocess
 
 import pytest
 import yaml
-from lab_helpers import FIXTURES, ansible_playbook, netns_exec
+from lab_helpers import FIXTURES, ansible_playbook, lab_with_output, netns_exec, tasks_by_name
 
-from ansible_collections.ethercluster.routing.plugins.module_utils.lab import runner
 from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import dell_os6, ovs
 
 pytestmark = pytest.mark.lab
 
 LAB = "os6-pytest"
-STATE_ROOT = "/run/ethercluster-lab"
 TOPOLOGY = FIXTURES / "ring3_os6_topology.yml"
 SWITCHES = ("sw0", "sw1", "sw2")
 CLI_TASK = "Push the configuration over the CLI (only the lines that differ from the running configuration)"
@@ -32,14 +30,7 @@ SUMMARY_TASK = "Print the summary"
 def deploy(lab, *args, inventory=None):
     proc = ansible_playbook("-i", str(TOPOLOGY), "-i", inventory or lab["inventory"], "-f", "8",
                             "playbooks/deploy_routing.yml", "-e", "out=%s" % lab["out"], *args)
-    start = proc.stdout.find("{")
-    assert start >= 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    data = json.loads(proc.stdout[start:])
-    tasks = {}
-    for play in data["plays"]:
-        for task in play["tasks"]:
-            tasks.setdefault(task["task"]["name"].split(" : ", 1)[-1], {}).update(task["hosts"])  # "ROLE : task"
-    return proc.returncode, tasks, proc.stdout + proc.stderr
+    return proc.returncode, tasks_by_name(proc.stdout), proc.stdout + proc.stderr
 
 
 def summary(tasks):
@@ -75,15 +66,7 @@ def cli_session(lab, name, lines):
 
 @pytest.fixture(scope="module")
 def lab(lab_machine, tmp_path_factory):
-    runner.lab_down(STATE_ROOT, LAB)
-    proc = ansible_playbook("playbooks/lab_up.yml", "-e", "topology=%s" % TOPOLOGY,
-                            "-e", "lab_name=%s" % LAB, "-e", "lab_mgmt_network=198.18.8.32/28",
-                            "-e", "lab_host_network=10.61.1.0/24")
-    assert proc.returncode == 0, proc.stdout[-3000:]
-    yield {"inventory": "%s/%s/inventory.yml" % (STATE_ROOT, LAB),
-           "layout": runner.read_record(STATE_ROOT, LAB)["layout"],
-           "out": tmp_path_factory.mktemp("deploy_os6")}
-    runner.lab_down(STATE_ROOT, LAB)
+    yield from lab_with_output(LAB, TOPOLOGY, "198.18.8.32/28", "10.61.1.0/24", tmp_path_factory.mktemp("deploy_os6"))
 
 
 def test_1_check_mode_shows_the_lines_and_touches_nothing(lab):

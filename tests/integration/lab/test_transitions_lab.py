@@ -17,7 +17,7 @@ import os
 import signal
 
 import pytest
-from lab_helpers import FIXTURES, ansible_playbook, netns_exec
+from lab_helpers import FIXTURES, ansible_playbook, build_lab, held_pipelines, netns_exec, tasks_by_name
 
 from ansible_collections.ethercluster.routing.plugins.module_utils.power import (
     fabric_state as fabric_state_module,
@@ -43,13 +43,7 @@ def play(lab, playbook, *args, check=True):
     """Run a playbook against the lab with the JSON callback; return
     (rc, {task name: {host: result}}, output)."""
     proc = ansible_playbook("-i", str(TOPOLOGY), "-i", lab["inventory"], playbook, *args)
-    start = proc.stdout.find("{")
-    assert start >= 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    data = json.loads(proc.stdout[start:])
-    tasks = {}
-    for entry in data["plays"]:
-        for task in entry["tasks"]:
-            tasks.setdefault(task["task"]["name"].split(" : ", 1)[-1], {}).update(task["hosts"])  # "ROLE : task"
+    tasks = tasks_by_name(proc.stdout)
     if check:
         assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     return proc.returncode, tasks, proc.stdout + proc.stderr
@@ -75,24 +69,14 @@ def fabric(lab):
 
 
 def pipelines(lab):
-    held = {}
-    for name, sw in lab["layout"]["switches"].items():
-        text = netns_exec(sw["netns"], "ovs-ofctl", "-O", "OpenFlow13", "dump-flows",
-                          "unix:%s/br0.mgmt" % sw["dir"], "--no-stats").stdout
-        held[name] = sorted(line.strip() for line in text.splitlines() if "cookie=0xec00" in line)
-    return held
+    return held_pipelines(lab["layout"])
 
 
 @pytest.fixture(scope="module")
 def lab(lab_machine, tmp_path_factory):
-    runner.lab_down(STATE_ROOT, LAB)
-    proc = ansible_playbook("playbooks/lab_up.yml", "-e", "topology=%s" % TOPOLOGY,
-                            "-e", "lab_name=%s" % LAB, "-e", "lab_mgmt_network=198.18.16.0/28",
-                            "-e", "lab_host_network=10.64.0.0/20", "-e", "lab_renegotiation_gap=1")
-    assert proc.returncode == 0, proc.stdout[-3000:]
     directory = tmp_path_factory.mktemp("transitions")
-    info = {"inventory": "%s/%s/inventory.yml" % (STATE_ROOT, LAB), "dir": directory,
-            "layout": runner.read_record(STATE_ROOT, LAB)["layout"]}
+    info = dict(build_lab(LAB, TOPOLOGY, "198.18.16.0/28", "10.64.0.0/20", "-e", "lab_renegotiation_gap=1"),
+                dir=directory)
     play(info, "playbooks/deploy_routing.yml", "-e", "out=%s" % directory, "-e", "verify=false")
     info["deployed"] = pipelines(info)
     yield info

@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 
 import pytest
+import yaml
 
 from ansible_collections.ethercluster.routing.plugins.module_utils.power import transition_run as tr
 from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
@@ -270,3 +271,76 @@ def test_the_planners_steps_run_and_resume_on_the_in_memory_fabric(fabric):
     state = fabric_state(RING, {sw: fabric.read(sw) for sw in fabric.states})
     assert state["settled"] and state["bank"] == "B"
     assert state["down_links"] == ["sw1:3--sw2:2"]
+
+
+# ------------------------------------------- a dropped OpenFlow connection
+DROPPED = ("sw1: write failed with exit code 1: ovs-ofctl: talking to "
+           "unix:/run/ethercluster-lab/x/sw1/br0.mgmt (End of file)")
+
+
+class _Sw1Session:
+    """sw1 of the recorded ring3 lab: reads give ``held`` (the recorded
+    answer until a write lands); the first ``drops`` writes fail as when
+    ovs-vswitchd closes the OpenFlow connection, after committing when
+    ``committed``."""
+
+    def __init__(self, drops, committed=False, error=DROPPED):
+        self.held = (FIXTURES / "ovs31_sw1_read.txt").read_text()
+        self.drops, self.committed, self.error = drops, committed, error
+        self.writes = []
+
+    def run(self, script, what="script", timeout=None):
+        if what == "read":
+            return self.held
+        self.writes.append(script)
+        if self.drops:
+            self.drops -= 1
+            if self.committed:
+                self._land(script)
+            raise EtherclusterError(self.error)
+        self._land(script)
+        return ""
+
+    def _land(self, script):
+        # the emulated effect of the script: the only change asked is port 2 going down
+        assert "mod-port br0 2 down" in script
+        port2 = self.held.index(" 2(p2): addr")
+        self.held = self.held[:port2] + self.held[port2:].replace("config:     0", "config:     PORT_DOWN", 1)
+
+    def close(self):
+        pass
+
+
+def _write_port2_down(session):
+    driver = tr.OvsDriver(lambda switch: session)
+    current = driver.read("sw1")
+    entry = yaml.safe_load((FIXTURES / "ring3_intent.yml").read_text())["switches"]["sw1"]
+    entry["ports"]["2"]["admin"] = "down"
+    desired = ovs.render(entry, "sw1")
+    changes = ovs.compare(current, desired, "sw1")
+    assert changes.admin_down == ["2"]
+    driver.write("sw1", changes, desired, current)
+    return driver
+
+
+def test_a_write_whose_connection_dropped_is_read_again_and_finished():
+    session = _Sw1Session(drops=1)
+    driver = _write_port2_down(session)
+    assert len(session.writes) == 2
+    assert driver.read("sw1")["ports"]["2"]["admin"] == "down"
+    assert driver.retried == ["sw1: %s; read again and rewritten" % DROPPED]
+
+
+def test_a_dropped_write_that_had_landed_is_not_written_again():
+    session = _Sw1Session(drops=1, committed=True)
+    driver = _write_port2_down(session)
+    assert len(session.writes) == 1 and len(driver.retried) == 1
+
+
+def test_a_second_drop_or_a_refused_command_fails_the_write():
+    with pytest.raises(EtherclusterError, match="End of file"):
+        _write_port2_down(_Sw1Session(drops=2))
+    refused = _Sw1Session(drops=1, error="sw1: write failed with exit code 1: ovs-ofctl: br0 is not a bridge")
+    with pytest.raises(EtherclusterError, match="not a bridge"):
+        _write_port2_down(refused)
+    assert len(refused.writes) == 1
