@@ -17,9 +17,7 @@ import os
 from ansible.errors import AnsibleError
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base import CollectionAction
 
-from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import (
-    controller_path,
-)
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import controller_path
 
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.lab.layout import (

@@ -22,12 +22,8 @@ from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller im
 from ansible_collections.ethercluster.routing.plugins.modules.lab_verify import ARGUMENT_SPEC
 
 try:
-    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
-        EtherclusterError,
-    )
-    from ansible_collections.ethercluster.routing.plugins.module_utils.lab.expect import (
-        verification_plan,
-    )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
+    from ansible_collections.ethercluster.routing.plugins.module_utils.lab.expect import verification_plan
 except ImportError as exc:  # networkx, PyYAML missing on the controller
     IMPORT_ERROR = exc
 else:

@@ -24,9 +24,7 @@ from ansible_collections.ethercluster.routing.plugins.modules.link_transition im
 )
 
 try:
-    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
-        EtherclusterError,
-    )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
     from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition import (
         held_intent,
         plan_transition,

@@ -12,18 +12,14 @@ import os
 from ansible import constants as C
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base import CollectionAction
 
-from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import (
-    controller_path,
-)
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import controller_path
 from ansible_collections.ethercluster.routing.plugins.modules.plan import (
     ARGUMENT_RULES,
     ARGUMENT_SPEC,
 )
 
 try:
-    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
-        EtherclusterError,
-    )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
     from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.settings import (
         FIELDS as SETTING_FIELDS,
         FabricSettingsError,

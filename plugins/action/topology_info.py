@@ -7,13 +7,10 @@ topology on the controller (documentation: plugins/modules/topology_info.py)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base import CollectionAction
 
-from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import (
-    controller_path,
-)
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import controller_path
 from ansible_collections.ethercluster.routing.plugins.modules.topology_info import (
     ARGUMENT_RULES,
     ARGUMENT_SPEC,
@@ -21,6 +18,7 @@ from ansible_collections.ethercluster.routing.plugins.modules.topology_info impo
 
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.errors import TopologyError
+    from ansible_collections.ethercluster.routing.plugins.module_utils.intent.documents import plain_data
     from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import (
         load_topology,
         topology_from_data,
@@ -29,20 +27,6 @@ except ImportError as exc:  # networkx, netaddr, ... missing on the controller
     IMPORT_ERROR = exc
 else:
     IMPORT_ERROR = None
-
-
-def plain_data(value):
-    """A copy of ``value`` made of plain dict/list/str/int/float/bool, so the
-    validator sees (and names in its messages) the types the user wrote
-    rather than Ansible's tagged subclasses."""
-    if isinstance(value, Mapping):
-        return {plain_data(key): plain_data(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain_data(item) for item in value]
-    for kind in (bool, int, float, str):
-        if isinstance(value, kind):
-            return kind(value)
-    return value
 
 
 class ActionModule(CollectionAction):

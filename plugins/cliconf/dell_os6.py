@@ -36,9 +36,7 @@ from ansible_collections.ansible.netcommon.plugins.plugin_utils.cliconf_base imp
 )
 
 try:
-    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
-        EtherclusterError,
-    )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
     from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import cli_diff
 except ImportError as exc:  # jinja2, netaddr missing on the controller
     IMPORT_ERROR = exc

@@ -15,9 +15,7 @@ from collections.abc import Mapping
 from ansible.errors import AnsibleFilterError
 
 try:
-    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
-        EtherclusterError,
-    )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
     from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.settings import (
         intent_settings,
         resolve,

@@ -10,9 +10,7 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 
 try:
-    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
-        EtherclusterError,
-    )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
     from ansible_collections.ethercluster.routing.plugins.module_utils.report.outputs import (
         static_mac_table_data,
         vlan_assignment_data,

@@ -11,47 +11,14 @@ from collections.abc import Mapping
 from ansible.errors import AnsibleFilterError
 
 try:
-    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
-        EtherclusterError,
-    )
-    from ansible_collections.ethercluster.routing.plugins.module_utils.routing import (
-        compute_routing,
-    )
-    from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import (
-        Topology,
-        load_topology,
-        topology_from_data,
-    )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
+    from ansible_collections.ethercluster.routing.plugins.module_utils.intent.documents import plain_data
+    from ansible_collections.ethercluster.routing.plugins.module_utils.report.outputs import load_topology_arg
+    from ansible_collections.ethercluster.routing.plugins.module_utils.routing import compute_routing
 except ImportError as exc:  # networkx, numpy, scipy, ... missing on the controller
     IMPORT_ERROR = exc
 else:
     IMPORT_ERROR = None
-
-
-def _plain(value):
-    """A copy made of plain dict/list/str/int/float/bool, so validation
-    messages name the types the user wrote, not Ansible's tagged ones."""
-    if isinstance(value, Mapping):
-        return {_plain(key): _plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    for kind in (bool, int, float, str):
-        if isinstance(value, kind):
-            return kind(value)
-    return value
-
-
-def _topology(value):
-    if IMPORT_ERROR is None and isinstance(value, Topology):
-        return value
-    if isinstance(value, Mapping):
-        return topology_from_data(_plain(value), source="topology")
-    if isinstance(value, str):
-        return load_topology(str(value))
-    raise AnsibleFilterError(
-        "routing_tables: the input must be topology data (a mapping with 'switches'/'links'/"
-        "'hosts' or with 'generate') or the path of a topology file, got %s"
-        % type(value).__name__)
 
 
 def routing_tables(topology, engine="segment", down_links=None, root=None, seed=None,
@@ -73,7 +40,7 @@ def routing_tables(topology, engine="segment", down_links=None, root=None, seed=
     if not isinstance(engine_options, Mapping):
         raise AnsibleFilterError("routing_tables: engine_options must be a mapping of engine "
                                  "options, got %s" % type(engine_options).__name__)
-    options = _plain(engine_options)
+    options = plain_data(engine_options)
     for key in options:
         if not isinstance(key, str) or key in ("topology", "engine", "down"):
             raise AnsibleFilterError("routing_tables: engine_options.%s is not an engine option "
@@ -81,18 +48,18 @@ def routing_tables(topology, engine="segment", down_links=None, root=None, seed=
                                      "own arguments)" % (key,))
     for name, value in (("root", root), ("seed", seed)):
         if value is not None:
-            if name in options and options[name] != _plain(value):
+            if name in options and options[name] != plain_data(value):
                 raise AnsibleFilterError("routing_tables: %s is given twice, as %r and as "
                                          "engine_options.%s=%r" % (name, value, name, options[name]))
-            options[name] = _plain(value)
+            options[name] = plain_data(value)
     if down_links is None:
         down = ()
     elif isinstance(down_links, (list, tuple)):
-        down = _plain(down_links)
+        down = plain_data(down_links)
     else:
-        down = [_plain(down_links)]
+        down = [plain_data(down_links)]
     try:
-        return compute_routing(_topology(topology), _plain(engine), down=down, **options).to_data()
+        return compute_routing(load_topology_arg(topology, "topology"), plain_data(engine), down=down, **options).to_data()
     except EtherclusterError as exc:
         raise AnsibleFilterError("routing_tables: %s" % exc) from None
 

@@ -9,12 +9,8 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 
 try:
-    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
-        EtherclusterError,
-    )
-    from ansible_collections.ethercluster.routing.plugins.module_utils.platforms.render import (
-        render_switch,
-    )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
+    from ansible_collections.ethercluster.routing.plugins.module_utils.platforms.render import render_switch
 except ImportError as exc:  # jinja2, netaddr missing on the controller
     IMPORT_ERROR = exc
 else:

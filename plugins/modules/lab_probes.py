@@ -155,9 +155,7 @@ directory:
 from ansible.module_utils.basic import AnsibleModule
 
 try:
-    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
-        EtherclusterError,
-    )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
     from ansible_collections.ethercluster.routing.plugins.module_utils.lab import probes
     from ansible_collections.ethercluster.routing.plugins.module_utils.lab.wire import load_layout
 except ImportError as exc:  # pragma: no cover

@@ -156,9 +156,7 @@ import traceback
 from ansible.module_utils.basic import AnsibleModule
 
 try:
-    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
-        EtherclusterError,
-    )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
     from ansible_collections.ethercluster.routing.plugins.module_utils.lab.wire import (
         ALL_CHECKS,
         load_layout,

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleError
 
-from ansible_collections.ethercluster.routing.plugins.plugin_utils.connections import (
-    connection_session,
-)
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.connections import connection_session
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import (
     controller_path,
     task_var,
@@ -26,9 +24,7 @@ def load_fabric_topology(action, path):
     multi-switch actions can read and change, before any switch is reached."""
     # planning code (networkx, PyYAML): loaded when used, like the actions' own imports
     from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import load_topology
-    from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition_run import (
-        check_platforms,
-    )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition_run import check_platforms
     found = controller_path(action, path)
     if found is None:
         raise AnsibleError("topology: file %r not found" % path)

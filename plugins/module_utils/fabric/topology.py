@@ -449,6 +449,15 @@ def _entry_name(name, kind):
     return device_strings.shown(name)
 
 
+def _unknown_fields(entry, fields, where, problems):
+    """Add a problem for every key of mapping ``entry`` (at ``where``) that
+    is not one of ``fields``."""
+    for key in entry:
+        if key not in fields:
+            problems.add("%s.%s: unknown field (expected one of: %s)"
+                         % (where, key, ", ".join(sorted(fields))))
+
+
 def _checked(kind, value, where, problems):
     """``value`` if :mod:`device_strings` lets a string of ``kind`` reach a
     device, else None with the problem recorded."""
@@ -472,10 +481,7 @@ def _build(name, data, defaults, source, problems):
     if not isinstance(hosts_data, dict):
         problems.add("hosts: must be a mapping of host name -> {switch, port, mac}")
         hosts_data = {}
-    for key in defaults:
-        if key not in SWITCH_DEFAULTS:
-            problems.add("switch_defaults.%s: unknown field (expected one of: %s)"
-                         % (key, ", ".join(sorted(SWITCH_DEFAULTS))))
+    _unknown_fields(defaults, SWITCH_DEFAULTS, "switch_defaults", problems)
 
     _check_defaults(defaults, problems)
     shape = _shape(data.get("shape"), problems)
@@ -552,10 +558,7 @@ def _switch_entries(switches_data, defaults, shape, problems):
         if not isinstance(settings, dict):
             problems.add("%s: must be a mapping of settings, got %s" % (where, _kind(settings)))
             continue
-        for key in settings:
-            if key not in SWITCH_FIELDS:
-                problems.add("%s.%s: unknown field (expected one of: %s)"
-                             % (where, key, ", ".join(sorted(SWITCH_FIELDS))))
+        _unknown_fields(settings, SWITCH_FIELDS, where, problems)
         entry = dict(SWITCH_DEFAULTS)
         entry.update({k: v for k, v in defaults.items() if k in SWITCH_DEFAULTS})
         entry.update({k: v for k, v in settings.items() if k in SWITCH_FIELDS})
@@ -730,10 +733,7 @@ def _links(links_data, switches, uses, problems):
             problems.add("%s: must be a mapping {a: \"sw:port\", b: \"sw:port\"}, got %s"
                          % (where, _kind(entry)))
             continue
-        for key in entry:
-            if key not in LINK_FIELDS:
-                problems.add("%s.%s: unknown field (expected one of: %s)"
-                             % (where, key, ", ".join(sorted(LINK_FIELDS))))
+        _unknown_fields(entry, LINK_FIELDS, where, problems)
         if "a" not in entry or "b" not in entry:
             problems.add("%s: needs both ends, 'a' and 'b'" % where)
             continue
@@ -771,10 +771,7 @@ def _hosts(hosts_data, switches, uses, problems):
         if not isinstance(entry, dict):
             problems.add("%s: must be a mapping {switch, port, mac}, got %s" % (where, _kind(entry)))
             continue
-        for key in entry:
-            if key not in HOST_FIELDS:
-                problems.add("%s.%s: unknown field (expected one of: %s)"
-                             % (where, key, ", ".join(sorted(HOST_FIELDS))))
+        _unknown_fields(entry, HOST_FIELDS, where, problems)
         missing = [key for key in ("switch", "port", "mac") if key not in entry]
         if missing:
             problems.add("%s: missing %s" % (where, ", ".join(missing)))

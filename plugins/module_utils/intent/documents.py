@@ -7,11 +7,31 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from ..errors import EtherclusterError, TopologyError
 from ..fabric.input_limits import load_yaml_text
 from .schema import validate_intent
+
+
+def plain_data(value: Any) -> Any:
+    """A copy of ``value`` made of plain dict/list/str/int/float/bool/None:
+    Ansible's tagged strings and numpy scalars and arrays (``tolist()``,
+    ``item()``) become what they hold, so validation messages name the
+    types the user wrote and every result is JSON-serialisable. Sets become
+    lists sorted by ``repr``."""
+    if isinstance(value, Mapping):
+        return {plain_data(key): plain_data(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = [plain_data(item) for item in value]
+        return sorted(items, key=repr) if isinstance(value, (set, frozenset)) else items
+    for kind in (bool, int, float, str):
+        if isinstance(value, kind):
+            return kind(value)
+    if hasattr(value, "tolist"):  # a numpy array or scalar, without importing numpy here
+        return plain_data(value.tolist())
+    return value
 
 
 def read_document(path: str | os.PathLike, field: str = "src") -> Any:

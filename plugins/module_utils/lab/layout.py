@@ -42,6 +42,7 @@ import ipaddress
 import os
 import re
 import sys
+from collections.abc import Container, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .plan import LAB_SCHEMA, LabError
@@ -268,16 +269,20 @@ def _mgmt_addresses(topology: Topology,
         if sw.name in wanted:
             result[sw.name] = str(wanted[sw.name])
             continue
-        for address in usable:
-            if address not in taken:
-                taken.add(address)
-                result[sw.name] = str(address)
-                break
+        address = _next_free(usable, taken)
+        if address is not None:
+            taken.add(address)
+            result[sw.name] = str(address)
         else:
             raise LabError("mgmt_network: %s has room for %d switches, the fabric has %d "
                            "(give a larger mgmt_network)"
                            % (network, network.num_addresses - 3, len(topology.switches)))
     return str(gateway), result
+
+
+def _next_free(usable: Iterator[Any], taken: Container[Any]) -> Any:
+    """The next address of ``usable`` (consumed as it goes) not in ``taken``; None when none is left."""
+    return next((address for address in usable if address not in taken), None)
 
 
 def _host_addresses(topology: Topology,
@@ -302,11 +307,10 @@ def _host_addresses(topology: Topology,
     for host in topology.hosts.values():
         if host.name in result:
             continue
-        for address in usable:
-            if address not in taken:
-                taken[address] = host.name
-                result[host.name] = str(address)
-                break
+        address = _next_free(usable, taken)
+        if address is not None:
+            taken[address] = host.name
+            result[host.name] = str(address)
         else:
             raise LabError("host_network: %s has room for %d hosts, the fabric has %d "
                            "(give a larger host_network)"

@@ -329,18 +329,13 @@ def check_bursts(layout: dict[str, Any], bursts: list[dict[str, Any]], count: in
             if key not in moved:
                 problems.append("%s: the lab has no port %s" % (where, _port_name(key)))
         for key, (rx, tx) in sorted(moved.items()):
-            if key in rx_ports and rx < low:
-                problems.append("%s: %s received %d (on the planned path: >= %d)"
-                                % (where, _port_name(key), rx, low))
-            if key not in rx_ports and rx >= high:
-                problems.append("%s: %s received %d, but is off the planned path"
-                                % (where, _port_name(key), rx))
-            if key in tx_ports and tx < low:
-                problems.append("%s: %s sent %d (on the planned path: >= %d)"
-                                % (where, _port_name(key), tx, low))
-            if key not in tx_ports and tx >= high:
-                problems.append("%s: %s sent %d, but is off the planned path"
-                                % (where, _port_name(key), tx))
+            for verb, count, planned in (("received", rx, rx_ports), ("sent", tx, tx_ports)):
+                if key in planned and count < low:
+                    problems.append("%s: %s %s %d (on the planned path: >= %d)"
+                                    % (where, _port_name(key), verb, count, low))
+                if key not in planned and count >= high:
+                    problems.append("%s: %s %s %d, but is off the planned path"
+                                    % (where, _port_name(key), verb, count))
     plural = "" if len(bursts) == 1 else "s"
     return _check("planned_paths", problems,
                   "%d burst%s of %d frames moved the counters of the planned paths only: %s"

@@ -260,19 +260,27 @@ def _finalize(value: Any) -> Any:
         raise PlatformError(str(exc)) from None
 
 
-def environment() -> jinja2.Environment:
-    """The Jinja2 environment of the platform templates (strict: a missing
-    variable is an error, not an empty string; every printed value passes
-    :func:`_finalize`; ``shell_quote`` quotes a word for /bin/sh)."""
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
+def strict_environment(template_dir: str, **options: Any) -> jinja2.Environment:
+    """A Jinja2 environment over the templates in ``template_dir`` for
+    text that is not HTML (configurations, Markdown): a missing variable
+    is an error, not an empty string; blocks leave no blank lines behind;
+    ``options`` are further environment settings (``finalize``)."""
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(template_dir),
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
-        finalize=_finalize,
-        autoescape=False,  # config text, not HTML  # noqa: S701
+        autoescape=False,  # configuration text and Markdown, not HTML  # noqa: S701
+        **options,
     )
+
+
+def environment() -> jinja2.Environment:
+    """The Jinja2 environment of the platform templates
+    (:func:`strict_environment`; every printed value passes
+    :func:`_finalize`; ``shell_quote`` quotes a word for /bin/sh)."""
+    env = strict_environment(TEMPLATE_DIR, finalize=_finalize)
     env.filters["shell_quote"] = lambda value: shlex.quote(str(value))
     return env
 

@@ -303,21 +303,19 @@ def _pair_choose(first: Dot1qFabric, second: Dot1qFabric) -> Choose:
 
 def _check_window(proof: _Proof, first: Intent, second: Intent, what: str) -> None:
     """Window check between two full intents (any switches may differ)."""
-    edges: set[Edge] = set()
-    problems = proof.window(_pair_choose(Dot1qFabric(first), Dot1qFabric(second)), what, edges)
-    if problems:
-        raise TransitionError("; ".join(problems), step=what)
-    proof.add_edges(edges)
-    if not proof.acyclic():
-        raise TransitionError("%s: the dependency graph has the cycle %s"
-                              % (what, proof.cycle_text()), step=what)
+    _check_choose(proof, _pair_choose(Dot1qFabric(first), Dot1qFabric(second)), what)
 
 
 def _check_state(proof: _Proof, intent: Intent, what: str) -> None:
     """Check one state on its own (the running fabric before any step)."""
-    fabric = Dot1qFabric(intent)
+    _check_choose(proof, _fixed_choose(Dot1qFabric(intent)), what)
+
+
+def _check_choose(proof: _Proof, choose: Choose, what: str) -> None:
+    """Walk every frame the window ``choose`` allows, add its dependency
+    edges to the proof and refuse problems or a cycle, naming ``what``."""
     edges: set[Edge] = set()
-    problems = proof.window(_fixed_choose(fabric), what, edges)
+    problems = proof.window(choose, what, edges)
     if problems:
         raise TransitionError("; ".join(problems), step=what)
     proof.add_edges(edges)

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 
+from ..platforms.common import strict_environment
+
 if TYPE_CHECKING:
     from ..fabric.topology import Topology
 
@@ -33,14 +35,7 @@ def _md_cell(value: Any) -> str:
 
 def _environment() -> jinja2.Environment:
     """The Jinja2 environment of the report template (strict, Markdown filters)."""
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        undefined=jinja2.StrictUndefined,
-        autoescape=False,  # Markdown, not HTML  # noqa: S701
-    )
+    env = strict_environment(TEMPLATE_DIR)
     env.filters["md_cell"] = _md_cell
     env.filters["count_of"] = lambda count, noun: "%s %s%s" % (
         count, noun, "" if count == 1 else ("es" if noun.endswith("ch") else "s"))

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import EtherclusterError
+from ..intent.documents import plain_data
 from ..intent.schema import validate_intent
 from .svg import fabric_svg
 from .markdown import render_report, report_context
@@ -79,26 +80,6 @@ FILE_NOTES = {
 
 class OutputError(EtherclusterError):
     """The output directory or one of its files cannot be read or written."""
-
-
-def plain_data(value: Any) -> Any:
-    """A copy of ``value`` made of plain dict/list/str/int/float/bool/None:
-    Ansible's tagged strings and numpy scalars/arrays become what they hold,
-    so validation messages name the types the user wrote and every result
-    is JSON-serialisable."""
-    if isinstance(value, Mapping):
-        return {plain_data(key): plain_data(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        items = [plain_data(item) for item in value]
-        return sorted(items, key=repr) if isinstance(value, (set, frozenset)) else items
-    if isinstance(value, np.ndarray):
-        return plain_data(value.tolist())
-    if isinstance(value, np.generic):
-        return plain_data(value.item())
-    for kind in (bool, int, float, str):
-        if isinstance(value, kind):
-            return kind(value)
-    return value
 
 
 def load_topology_arg(value: Any, source: str = "topology data") -> Topology:
