@@ -1,10 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: ethercluster.routing contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Shared by the benchmark scripts: the checkout's root, and importing the
+"""Shared by the benchmark scripts: the checkout's root, importing the
 checkout as ``ansible_collections.ethercluster.routing`` (as conftest.py
-does for the tests) through a symlink tree in ``.build/``."""
+does for the tests) through a symlink tree in ``.build/``, and the
+command line every script shares (its summary, ``--json FILE``)."""
 
+import argparse
+import json
 import os
 import sys
 
@@ -21,3 +24,21 @@ def make_importable():
         os.symlink(ROOT, link)
     if build not in sys.path:
         sys.path.insert(0, build)
+
+
+def benchmark_parser(doc, quick=None):
+    """An argument parser described by the first paragraph of ``doc`` (the
+    script's docstring), with ``--json FILE`` to write the measured rows
+    and, when ``quick`` says what it leaves, ``--quick``."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n", maxsplit=1)[0])
+    parser.add_argument("--json", metavar="FILE", help="write the measured rows to this file as JSON")
+    if quick:
+        parser.add_argument("--quick", action="store_true", help=quick)
+    return parser
+
+
+def write_rows(path, rows):
+    """Write ``rows`` to ``path`` as JSON (nothing when ``path`` is None)."""
+    if path:
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(rows, handle, indent=1)

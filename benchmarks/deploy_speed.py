@@ -30,7 +30,6 @@ management, so it runs beside the default lab.
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import os
@@ -41,7 +40,7 @@ import sys
 import tempfile
 import time
 
-from checkout import ROOT, make_importable
+from checkout import ROOT, benchmark_parser, make_importable, write_rows
 TOPOLOGY = os.path.join(ROOT, "inventories", "default", "topology.yml")
 LAB = "bench-deploy"
 STATE_ROOT = "/run/ethercluster-lab"
@@ -175,10 +174,9 @@ def markdown(rows):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
+    parser = benchmark_parser(__doc__)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--forks", type=int, default=16)
-    parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("the lab needs root")
@@ -187,9 +185,7 @@ def main():
         for _number in range(args.runs):
             rows.append(run_once(args.forks, out))
     print(markdown(rows))
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump(rows, handle, indent=1)
+    write_rows(args.json, rows)
 
 
 if __name__ == "__main__":

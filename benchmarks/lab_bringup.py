@@ -19,14 +19,12 @@ default lab.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import platform
 import statistics
 import time
 
-from checkout import make_importable
+from checkout import benchmark_parser, make_importable, write_rows
 
 
 def run(dims, kind, hosts_per_switch, runs, mgmt_network):
@@ -84,21 +82,18 @@ def markdown(rows):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
+    parser = benchmark_parser(__doc__)
     parser.add_argument("--dims", type=int, nargs="+", default=[4, 4])
     parser.add_argument("--kind", default="torus", choices=["torus", "mesh"])
     parser.add_argument("--hosts-per-switch", type=int, default=1)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--mgmt-network", default="203.0.113.128/25")
-    parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("the lab needs root")
     rows = run(args.dims, args.kind, args.hosts_per_switch, args.runs, args.mgmt_network)
     print(markdown(rows))
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump(rows, handle, indent=1)
+    write_rows(args.json, rows)
 
 
 if __name__ == "__main__":

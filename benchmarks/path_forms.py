@@ -22,12 +22,11 @@ the paths it keeps.
 
 from __future__ import annotations
 
-import argparse
 import platform
 import sys
 import time
 
-from checkout import make_importable
+from checkout import benchmark_parser, make_importable, write_rows
 
 make_importable()
 
@@ -95,8 +94,7 @@ def table(rows):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
-    parser.add_argument("--quick", action="store_true", help="the torus, random 32 and fat tree only")
+    parser = benchmark_parser(__doc__, quick="the torus, random 32 and fat tree only")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     rows = []
@@ -110,6 +108,7 @@ def main(argv=None):
     print("Path forms (%s, Python %s), %.0f s\n" % (platform.machine(), platform.python_version(),
                                                     time.perf_counter() - started))
     print(table(rows))
+    write_rows(args.json, rows)
     return 0
 
 

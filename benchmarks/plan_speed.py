@@ -26,8 +26,6 @@ static entries); ``--json FILE`` writes the rows.
 
 from __future__ import annotations
 
-import argparse
-import json
 import multiprocessing
 import os
 import platform
@@ -36,7 +34,7 @@ import sys
 import time
 import tracemalloc
 
-from checkout import make_importable
+from checkout import benchmark_parser, make_importable, write_rows
 
 
 make_importable()
@@ -120,8 +118,7 @@ def table(rows):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
-    parser.add_argument("--quick", action="store_true", help="only the 8x8 torus")
+    parser = benchmark_parser(__doc__, quick="only the 8x8 torus")
     parser.add_argument("--engines", nargs="+", default=None,
                         help="engines for the 8x8 torus (default: dor segment)")
     parser.add_argument("--assignments", nargs="+", default=["auto"],
@@ -130,7 +127,6 @@ def main(argv=None):
                         help="engine for the 1,024-switch case (default dor)")
     parser.add_argument("--tracemalloc", action="store_true",
                         help="also measure the peak of Python allocations (slower)")
-    parser.add_argument("--json", help="write the rows to this file")
     args = parser.parse_args(argv)
     rows = []
     for engine in args.engines or ["dor", "segment"]:
@@ -142,9 +138,7 @@ def main(argv=None):
     print("Plan speed (%s, Python %s, %d CPUs)\n"
           % (platform.machine(), platform.python_version(), os.cpu_count() or 0))
     print(table(rows))
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump(rows, handle, indent=2)
+    write_rows(args.json, rows)
     return 0
 
 

@@ -26,13 +26,11 @@ same watts), so it runs once and is priced for both profiles.
 
 from __future__ import annotations
 
-import argparse
-import json
 import platform
 import sys
 import time
 
-from checkout import make_importable
+from checkout import benchmark_parser, make_importable, write_rows
 
 make_importable()
 
@@ -125,15 +123,12 @@ def markdown(rows):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
-    parser.add_argument("--quick", action="store_true",
-                        help="budget 60, only all-to-all and bit-reversal")
+    parser = benchmark_parser(__doc__, quick="budget 60, only all-to-all and bit-reversal")
     parser.add_argument("--evaluations", type=int, default=400,
                         help="search budget: link sets per search run (default 400)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--torus-engines", nargs="+", default=["dor"],
                         help="engines for the torus (default: dor)")
-    parser.add_argument("--json", help="write the rows to this file")
     args = parser.parse_args(argv)
     budget = 60 if args.quick else args.evaluations
     patterns = ("all_to_all", "bit_reversal") if args.quick else PATTERNS
@@ -153,9 +148,7 @@ def main(argv=None):
           "%.1f %% (goal >= 30 %%). Search budget %d link sets, seed %d; total %.0f s on %s, "
           "Python %s." % (best_greedy, best, budget, args.seed, time.perf_counter() - started,
                           platform.machine(), platform.python_version()))
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump(rows, handle, indent=1)
+    write_rows(args.json, rows)
     return 0
 
 

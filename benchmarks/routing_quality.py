@@ -28,14 +28,13 @@ a 1,024-switch random fabric. Prints markdown; ``--json`` writes the rows.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
 import sys
 import time
 
-from checkout import make_importable
+from checkout import benchmark_parser, make_importable
 
 
 make_importable()
@@ -372,9 +371,7 @@ def timing_table(rows):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
-    parser.add_argument("--quick", action="store_true",
-                        help="only random 16 and 32 switches, one seed")
+    parser = benchmark_parser(__doc__, quick="only random 16 and 32 switches, one seed")
     parser.add_argument("--seeds", type=int, default=3,
                         help="random topologies / fault sets per size (default 3)")
     parser.add_argument("--engines", nargs="+", default=list(ENGINES), choices=ENGINES,
@@ -386,7 +383,6 @@ def main(argv=None):
                         help="also run up*/down* from every root and keep the best")
     parser.add_argument("--no-matrix", action="store_true",
                         help="only the timing table")
-    parser.add_argument("--json", metavar="PATH", help="write every measured row as JSON")
     args = parser.parse_args(argv)
     args.seeds = list(range(1, (1 if args.quick else args.seeds) + 1))
 

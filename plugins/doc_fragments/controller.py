@@ -56,10 +56,8 @@ attributes:
 options: {}
 """
 
-    # ``ethercluster.routing.controller.switches``: modules that open one
-    # session per switch through the switches' inventory connections
-    SWITCHES = r"""
-options:
+    # the options of a task that reaches switches over their inventory connections
+    _SESSION_OPTIONS = r"""
   host_key_checking:
     description: Refuse a switch whose host key is unknown or different.
     type: bool
@@ -68,4 +66,33 @@ options:
     description: Seconds allowed for connecting and for each read and write on a switch.
     type: float
     default: 30
+"""
+
+    # ``ethercluster.routing.controller.switches``: modules that open one
+    # session per switch through the switches' inventory connections
+    SWITCHES = "\noptions:" + _SESSION_OPTIONS
+
+    # ``ethercluster.routing.controller.deployed_fabric``: modules that act on a
+    # deployed fabric and must know how its routing was planned (they reach
+    # every switch, so the options of SWITCHES are here too)
+    DEPLOYED_FABRIC = "\noptions:" + _SESSION_OPTIONS + r"""
+  topology:
+    description: The topology file; the inventory must have every switch of it.
+    type: path
+    required: true
+  routing:
+    description: Routing engine, as for M(ethercluster.routing.plan); must be the deployed one.
+    type: str
+    default: segment
+  assignment:
+    description:
+      - VLAN assignment, V(fixed) or V(renamed); must be the deployed one.
+      - V(auto) takes what assignment auto picks for the fabric with the topology file's links (what
+        C(deploy_routing.yml) pushed with the default); a fabric auto gave source-tree paths is refused.
+    type: str
+    default: renamed
+    choices: [auto, fixed, renamed]
+  engine_options:
+    description: Options of the routing engine, as deployed.
+    type: dict
 """

@@ -18,6 +18,15 @@ SWITCH_SESSION_SPEC: dict[str, dict[str, Any]] = {
 }
 
 
+# documented by the doc fragment ethercluster.routing.controller.deployed_fabric
+DEPLOYED_FABRIC_SPEC: dict[str, dict[str, Any]] = {
+    "topology": {"type": "path", "required": True},
+    "routing": {"type": "str", "default": "segment"},
+    "assignment": {"type": "str", "default": "renamed", "choices": ["auto", "fixed", "renamed"]},
+    "engine_options": {"type": "dict"},
+}
+
+
 def refuse_bare_run(name: str, argument_spec: dict[str, Any], **spec_rules: Any) -> None:
     """``main()`` of module ``name``, which works only through its action
     plugin: validate the arguments (so ``ansible-doc`` and sanity see the

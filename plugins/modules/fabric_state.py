@@ -113,22 +113,19 @@ read_at:
   type: float
 """
 
-from ansible_collections.ethercluster.routing.plugins.module_utils.action_only import (
-    SWITCH_SESSION_SPEC,
-    refuse_bare_run,
-)
+from ansible_collections.ethercluster.routing.plugins.module_utils import action_only
 
 ARGUMENT_SPEC = {
     "topology": {"type": "path", "required": True},
     "switches": {"type": "list", "elements": "str"},
     "counters": {"type": "bool", "default": False},
     "fail_on_unsettled": {"type": "bool", "default": True},
-    **SWITCH_SESSION_SPEC,
+    **action_only.SWITCH_SESSION_SPEC,
 }
 
 
 def main():
-    refuse_bare_run("fabric_state", ARGUMENT_SPEC)
+    action_only.refuse_bare_run("fabric_state", ARGUMENT_SPEC)
 
 
 if __name__ == "__main__":

@@ -28,15 +28,11 @@ description:
   - Only the C(ovs) platform is run so far; other platforms are refused before any step.
 extends_documentation_fragment:
   - ethercluster.routing.controller
-  - ethercluster.routing.controller.switches
+  - ethercluster.routing.controller.deployed_fabric
 attributes:
   check_mode:
     details: Reads the switches and plans; writes nothing.
 options:
-  topology:
-    description: The topology file; the inventory must have every switch of it.
-    type: path
-    required: true
   action:
     description: V(off) switches the link off, V(on) switches it on, V(speed) changes its speed.
     type: str
@@ -49,21 +45,6 @@ options:
   speed_mbps:
     description: The new speed, for O(action=speed).
     type: int
-  routing:
-    description: Routing engine, as for M(ethercluster.routing.plan); must be the deployed one.
-    type: str
-    default: segment
-  assignment:
-    description:
-      - VLAN assignment, V(fixed) or V(renamed); must be the deployed one.
-      - V(auto) takes what assignment auto picks for the fabric with the topology file's links (what
-        C(deploy_routing.yml) pushed with the default); a fabric auto gave source-tree paths is refused.
-    type: str
-    default: renamed
-    choices: [auto, fixed, renamed]
-  engine_options:
-    description: Options of the routing engine.
-    type: dict
   plan_options:
     description: More options of the plan (C(vlan_range), C(traffic), C(max_broadcast_copies), C(broadcast)), as deployed.
     type: dict
@@ -179,19 +160,13 @@ rewritten:
   elements: str
 """
 
-from ansible_collections.ethercluster.routing.plugins.module_utils.action_only import (
-    SWITCH_SESSION_SPEC,
-    refuse_bare_run,
-)
+from ansible_collections.ethercluster.routing.plugins.module_utils import action_only
 
 ARGUMENT_SPEC = {
-    "topology": {"type": "path", "required": True},
+    **action_only.DEPLOYED_FABRIC_SPEC,
     "action": {"type": "str", "required": True, "choices": ["off", "on", "speed"]},
     "link": {"type": "str", "required": True},
     "speed_mbps": {"type": "int"},
-    "routing": {"type": "str", "default": "segment"},
-    "assignment": {"type": "str", "default": "renamed", "choices": ["auto", "fixed", "renamed"]},
-    "engine_options": {"type": "dict"},
     "plan_options": {"type": "dict"},
     "wait_s": {"type": "float", "default": 1.0},
     "carrier_timeout_s": {"type": "float", "default": 30.0},
@@ -199,13 +174,13 @@ ARGUMENT_SPEC = {
     "max_parallel": {"type": "int"},
     "allow_drain": {"type": "bool", "default": False},
     "log": {"type": "path"},
-    **SWITCH_SESSION_SPEC,
+    **action_only.SWITCH_SESSION_SPEC,
 }
 ARGUMENT_RULES = {"required_if": [("action", "speed", ("speed_mbps",))]}
 
 
 def main():
-    refuse_bare_run("link_transition", ARGUMENT_SPEC, **ARGUMENT_RULES)
+    action_only.refuse_bare_run("link_transition", ARGUMENT_SPEC, **ARGUMENT_RULES)
 
 
 if __name__ == "__main__":

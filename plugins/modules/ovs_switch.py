@@ -164,10 +164,7 @@ gathered:
   type: dict
 """
 
-from ansible_collections.ethercluster.routing.plugins.module_utils.action_only import (
-    SWITCH_SESSION_SPEC,
-    refuse_bare_run,
-)
+from ansible_collections.ethercluster.routing.plugins.module_utils import action_only
 
 
 ARGUMENT_SPEC = {
@@ -179,13 +176,13 @@ ARGUMENT_SPEC = {
     "switch": {"type": "str"},
     "running_config": {"type": "str"},
     "bridge": {"type": "str"},
-    **SWITCH_SESSION_SPEC,
+    **action_only.SWITCH_SESSION_SPEC,
 }
 ARGUMENT_RULES = {"mutually_exclusive": [("intent", "src", "config")]}
 
 
 def main():
-    refuse_bare_run("ovs_switch", ARGUMENT_SPEC, **ARGUMENT_RULES)
+    action_only.refuse_bare_run("ovs_switch", ARGUMENT_SPEC, **ARGUMENT_RULES)
 
 
 if __name__ == "__main__":

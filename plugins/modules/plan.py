@@ -285,7 +285,7 @@ out:
   sample: /srv/fabric/out/plan
 """
 
-from ansible_collections.ethercluster.routing.plugins.module_utils.action_only import refuse_bare_run
+from ansible_collections.ethercluster.routing.plugins.module_utils import action_only
 
 ARGUMENT_SPEC = {
     "topology": {"type": "path"},
@@ -308,7 +308,7 @@ ARGUMENT_RULES = {"mutually_exclusive": [("topology", "topology_data")],
 
 
 def main():
-    refuse_bare_run("plan", ARGUMENT_SPEC, **ARGUMENT_RULES)
+    action_only.refuse_bare_run("plan", ARGUMENT_SPEC, **ARGUMENT_RULES)
 
 
 if __name__ == "__main__":

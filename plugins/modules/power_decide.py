@@ -26,7 +26,7 @@ description:
   - Each decision is appended to O(log) as one JSON line (not in check mode).
 extends_documentation_fragment:
   - ethercluster.routing.controller
-  - ethercluster.routing.controller.switches
+  - ethercluster.routing.controller.deployed_fabric
 attributes:
   check_mode:
     details: It only reads and decides.
@@ -38,18 +38,6 @@ options:
         drain step (docs/transitions.md), which would lose frames.
     type: str
     default: segment
-  assignment:
-    description: VLAN assignment of the deployed routing (V(auto) - what assignment auto picks for the fabric).
-    type: str
-    default: renamed
-    choices: [auto, fixed, renamed]
-  engine_options:
-    description: Options of the routing engine, as deployed.
-    type: dict
-  topology:
-    description: The topology file; the inventory must have every switch of it.
-    type: path
-    required: true
   thresholds:
     description: C(off_below) (fraction of capacity, default 0.2), C(on_above) (0.6), C(samples) (3),
       C(max_changes) (actions per run, 1).
@@ -141,13 +129,10 @@ down_links:
   elements: str
 """
 
-from ansible_collections.ethercluster.routing.plugins.module_utils.action_only import (
-    SWITCH_SESSION_SPEC,
-    refuse_bare_run,
-)
+from ansible_collections.ethercluster.routing.plugins.module_utils import action_only
 
 ARGUMENT_SPEC = {
-    "topology": {"type": "path", "required": True},
+    **action_only.DEPLOYED_FABRIC_SPEC,
     "thresholds": {"type": "dict"},
     "interval_s": {"type": "float", "default": 10.0},
     "samples": {"type": "int"},
@@ -156,15 +141,12 @@ ARGUMENT_SPEC = {
     "snmp_port": {"type": "int", "default": 161},
     "snmp_if_name": {"type": "str"},
     "log": {"type": "path"},
-    "routing": {"type": "str", "default": "segment"},
-    "assignment": {"type": "str", "default": "renamed", "choices": ["auto", "fixed", "renamed"]},
-    "engine_options": {"type": "dict"},
-    **SWITCH_SESSION_SPEC,
+    **action_only.SWITCH_SESSION_SPEC,
 }
 
 
 def main():
-    refuse_bare_run("power_decide", ARGUMENT_SPEC)
+    action_only.refuse_bare_run("power_decide", ARGUMENT_SPEC)
 
 
 if __name__ == "__main__":

@@ -141,7 +141,7 @@ summary:
       sample: {kind: torus, dims: [4, 4]}
 """
 
-from ansible_collections.ethercluster.routing.plugins.module_utils.action_only import refuse_bare_run
+from ansible_collections.ethercluster.routing.plugins.module_utils import action_only
 
 
 ARGUMENT_SPEC = {
@@ -152,7 +152,7 @@ ARGUMENT_RULES = {"mutually_exclusive": [("src", "topology")], "required_one_of"
 
 
 def main():
-    refuse_bare_run("topology_info", ARGUMENT_SPEC, **ARGUMENT_RULES)
+    action_only.refuse_bare_run("topology_info", ARGUMENT_SPEC, **ARGUMENT_RULES)
 
 
 if __name__ == "__main__":

@@ -449,6 +449,15 @@ def _entry_name(name, kind):
     return device_strings.shown(name)
 
 
+def _named_entry(section, kind, name, problems):
+    """``"<section>.<name>"``, where messages about entry ``name`` point;
+    None when the name itself is refused (the problem is added)."""
+    where = "%s.%s" % (section, _entry_name(name, kind))
+    if _checked(kind, name, where, problems) is None or _reserved(name, where, problems):
+        return None
+    return where
+
+
 def _unknown_fields(entry, fields, where, problems):
     """Add a problem for every key of mapping ``entry`` (at ``where``) that
     is not one of ``fields``."""
@@ -550,8 +559,8 @@ def _switch_entries(switches_data, defaults, shape, problems):
     result = {}
     coords_seen = {}
     for sw_name, settings in switches_data.items():
-        where = "switches.%s" % _entry_name(sw_name, "switch name")
-        if _checked("switch name", sw_name, where, problems) is None or _reserved(sw_name, where, problems):
+        where = _named_entry("switches", "switch name", sw_name, problems)
+        if where is None:
             continue
         if settings is None:
             settings = {}
@@ -761,8 +770,8 @@ def _hosts(hosts_data, switches, uses, problems):
     hosts = []
     macs = {}
     for host_name, entry in hosts_data.items():
-        where = "hosts.%s" % _entry_name(host_name, "host name")
-        if _checked("host name", host_name, where, problems) is None or _reserved(host_name, where, problems):
+        where = _named_entry("hosts", "host name", host_name, problems)
+        if where is None:
             continue
         if host_name in switches:
             problems.add("%s: %r is already a switch's name (switches and hosts share one "
