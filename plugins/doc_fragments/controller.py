@@ -53,6 +53,9 @@ attributes:
     description: Whether C(delegate_to) changes where the task runs.
     support: none
     details: The task always runs on the controller; delegation has no effect.
+notes:
+  - A relative path of a controller file is looked up like other controller-side files (the role's or
+    playbook's C(files/) directory, then the playbook directory), then relative to the current directory.
 options: {}
 """
 

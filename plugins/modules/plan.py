@@ -52,14 +52,10 @@ options:
   topology:
     description:
       - Path of the topology file (YAML, explicit or generated form).
-      - A relative path is looked up like other controller-side files (the role's or playbook's
-        C(files/) directory, then the playbook directory), then relative to the current directory.
-      - Exactly one of O(topology) and O(topology_data) is required.
     type: path
   topology_data:
     description:
       - The topology as data, in the same form as the file.
-      - Exactly one of O(topology) and O(topology_data) is required.
     type: dict
   routing:
     description:
@@ -156,6 +152,7 @@ options:
 requirements:
   - networkx, numpy, scipy, netaddr, jinja2 and PyYAML on the controller (the collection's requirements.txt)
 notes:
+  - Exactly one of O(topology) and O(topology_data) is required.
   - Files are replaced atomically, and only when their content changes.
   - Large intents are not shown in full by C(--diff); see C(intent.json) itself.
 seealso:

@@ -34,18 +34,15 @@ options:
   src:
     description:
       - Path of the topology file (YAML).
-      - A relative path is looked up like other controller-side files (the role's or playbook's
-        C(files/) directory, then the playbook directory), then relative to the current directory.
-      - Exactly one of O(src) and O(topology) is required.
     type: path
   topology:
     description:
       - The topology as data, in the same form as the file.
-      - Exactly one of O(src) and O(topology) is required.
     type: dict
 requirements:
   - networkx, netaddr and PyYAML on the controller (the collection's requirements.txt)
 notes:
+  - Exactly one of O(src) and O(topology) is required.
   - Errors are reported as a failed task whose message lists every problem found.
 seealso:
   - plugin: ethercluster.routing.topology

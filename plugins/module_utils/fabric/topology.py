@@ -449,13 +449,15 @@ def _entry_name(name, kind):
     return device_strings.shown(name)
 
 
-def _named_entry(section, kind, name, problems):
-    """``"<section>.<name>"``, where messages about entry ``name`` point;
-    None when the name itself is refused (the problem is added)."""
-    where = "%s.%s" % (section, _entry_name(name, kind))
-    if _checked(kind, name, where, problems) is None or _reserved(name, where, problems):
-        return None
-    return where
+def _named_entries(section, kind, data, problems):
+    """``(name, entry, where)`` for each entry of mapping ``data`` whose
+    name is acceptable, ``where`` being ``"<section>.<name>"`` for
+    messages; a refused name adds its problem and is skipped."""
+    for name, entry in data.items():
+        where = "%s.%s" % (section, _entry_name(name, kind))
+        if _checked(kind, name, where, problems) is None or _reserved(name, where, problems):
+            continue
+        yield name, entry, where
 
 
 def _unknown_fields(entry, fields, where, problems):
@@ -558,10 +560,7 @@ def _shape(shape, problems):
 def _switch_entries(switches_data, defaults, shape, problems):
     result = {}
     coords_seen = {}
-    for sw_name, settings in switches_data.items():
-        where = _named_entry("switches", "switch name", sw_name, problems)
-        if where is None:
-            continue
+    for sw_name, settings, where in _named_entries("switches", "switch name", switches_data, problems):
         if settings is None:
             settings = {}
         if not isinstance(settings, dict):
@@ -769,10 +768,7 @@ def _links(links_data, switches, uses, problems):
 def _hosts(hosts_data, switches, uses, problems):
     hosts = []
     macs = {}
-    for host_name, entry in hosts_data.items():
-        where = _named_entry("hosts", "host name", host_name, problems)
-        if where is None:
-            continue
+    for host_name, entry, where in _named_entries("hosts", "host name", hosts_data, problems):
         if host_name in switches:
             problems.add("%s: %r is already a switch's name (switches and hosts share one "
                          "inventory, so names must differ)" % (where, host_name))
