@@ -329,13 +329,13 @@ def check_bursts(layout: dict[str, Any], bursts: list[dict[str, Any]], count: in
             if key not in moved:
                 problems.append("%s: the lab has no port %s" % (where, _port_name(key)))
         for key, (rx, tx) in sorted(moved.items()):
-            for verb, count, planned in (("received", rx, rx_ports), ("sent", tx, tx_ports)):
-                if key in planned and count < low:
+            for verb, seen, planned in (("received", rx, rx_ports), ("sent", tx, tx_ports)):
+                if key in planned and seen < low:
                     problems.append("%s: %s %s %d (on the planned path: >= %d)"
-                                    % (where, _port_name(key), verb, count, low))
-                if key not in planned and count >= high:
+                                    % (where, _port_name(key), verb, seen, low))
+                if key not in planned and seen >= high:
                     problems.append("%s: %s %s %d, but is off the planned path"
-                                    % (where, _port_name(key), verb, count))
+                                    % (where, _port_name(key), verb, seen))
     plural = "" if len(bursts) == 1 else "s"
     return _check("planned_paths", problems,
                   "%d burst%s of %d frames moved the counters of the planned paths only: %s"
