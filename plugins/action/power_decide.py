@@ -50,8 +50,8 @@ class ActionModule(CollectionAction):
         try:
             topology = fabric_access.load_fabric_topology(self, args["topology"])
             switches = topology.switch_names()
-            driver, settings = fabric_access.ovs_driver(self, task_vars, switches,
-                args["timeout"], args["host_key_checking"])
+            driver, settings = fabric_access.ovs_driver(
+                self, task_vars, switches, args["timeout"], args["host_key_checking"])
             state = fabric_state(topology, transition_run.read_states(driver, switches))
             if not state["settled"]:
                 raise AnsibleError("the fabric is not settled, nothing decided: %s"

@@ -59,26 +59,11 @@ notes:
 options: {}
 """
 
-    # the options of a task that reaches switches over their inventory connections
-    _SESSION_OPTIONS = r"""
-  host_key_checking:
-    description: Refuse a switch whose host key is unknown or different.
-    type: bool
-    default: true
-  timeout:
-    description: Seconds allowed for connecting and for each read and write on a switch.
-    type: float
-    default: 30
-"""
-
-    # ``ethercluster.routing.controller.switches``: modules that open one
-    # session per switch through the switches' inventory connections
-    SWITCHES = "\noptions:" + _SESSION_OPTIONS
-
     # ``ethercluster.routing.controller.deployed_fabric``: modules that act on a
-    # deployed fabric and must know how its routing was planned (they reach
-    # every switch, so the options of SWITCHES are here too)
-    DEPLOYED_FABRIC = "\noptions:" + _SESSION_OPTIONS + r"""
+    # deployed fabric, reaching every switch, and must know how its routing was
+    # planned (literal text: ansible-test reads fragments without running them)
+    DEPLOYED_FABRIC = r"""
+options:
   topology:
     description: The topology file; the inventory must have every switch of it.
     type: path
@@ -98,4 +83,12 @@ options: {}
   engine_options:
     description: Options of the routing engine, as deployed.
     type: dict
+  host_key_checking:
+    description: Refuse a switch whose host key is unknown or different.
+    type: bool
+    default: true
+  timeout:
+    description: Seconds allowed for connecting and for each read and write on a switch.
+    type: float
+    default: 30
 """

@@ -26,7 +26,6 @@ description:
   - Only the C(ovs) platform can be read so far.
 extends_documentation_fragment:
   - ethercluster.routing.controller
-  - ethercluster.routing.controller.switches
 attributes:
   check_mode:
     details: It only reads.
@@ -48,6 +47,14 @@ options:
       pipeline.
     type: bool
     default: true
+  host_key_checking:
+    description: Refuse a switch whose host key is unknown or different.
+    type: bool
+    default: true
+  timeout:
+    description: Seconds allowed for connecting and for each read.
+    type: float
+    default: 30
 requirements:
   - PyYAML, networkx on the controller, and what the switches' connection plugin needs (the OpenSSH client for C(ssh))
 notes:
@@ -113,19 +120,19 @@ read_at:
   type: float
 """
 
-from ansible_collections.ethercluster.routing.plugins.module_utils import action_only
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric import module_args
 
 ARGUMENT_SPEC = {
     "topology": {"type": "path", "required": True},
     "switches": {"type": "list", "elements": "str"},
     "counters": {"type": "bool", "default": False},
     "fail_on_unsettled": {"type": "bool", "default": True},
-    **action_only.SWITCH_SESSION_SPEC,
+    **module_args.SWITCH_SESSION_SPEC,
 }
 
 
 def main():
-    action_only.refuse_bare_run("fabric_state", ARGUMENT_SPEC)
+    module_args.refuse_bare_run("fabric_state", ARGUMENT_SPEC)
 
 
 if __name__ == "__main__":

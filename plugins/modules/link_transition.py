@@ -160,10 +160,10 @@ rewritten:
   elements: str
 """
 
-from ansible_collections.ethercluster.routing.plugins.module_utils import action_only
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric import module_args
 
 ARGUMENT_SPEC = {
-    **action_only.DEPLOYED_FABRIC_SPEC,
+    **module_args.DEPLOYED_FABRIC_SPEC,
     "action": {"type": "str", "required": True, "choices": ["off", "on", "speed"]},
     "link": {"type": "str", "required": True},
     "speed_mbps": {"type": "int"},
@@ -174,13 +174,13 @@ ARGUMENT_SPEC = {
     "max_parallel": {"type": "int"},
     "allow_drain": {"type": "bool", "default": False},
     "log": {"type": "path"},
-    **action_only.SWITCH_SESSION_SPEC,
+    **module_args.SWITCH_SESSION_SPEC,
 }
 ARGUMENT_RULES = {"required_if": [("action", "speed", ("speed_mbps",))]}
 
 
 def main():
-    action_only.refuse_bare_run("link_transition", ARGUMENT_SPEC, **ARGUMENT_RULES)
+    module_args.refuse_bare_run("link_transition", ARGUMENT_SPEC, **ARGUMENT_RULES)
 
 
 if __name__ == "__main__":

@@ -164,7 +164,7 @@ gathered:
   type: dict
 """
 
-from ansible_collections.ethercluster.routing.plugins.module_utils import action_only
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric import module_args
 
 
 ARGUMENT_SPEC = {
@@ -176,13 +176,13 @@ ARGUMENT_SPEC = {
     "switch": {"type": "str"},
     "running_config": {"type": "str"},
     "bridge": {"type": "str"},
-    **action_only.SWITCH_SESSION_SPEC,
+    **module_args.SWITCH_SESSION_SPEC,
 }
 ARGUMENT_RULES = {"mutually_exclusive": [("intent", "src", "config")]}
 
 
 def main():
-    action_only.refuse_bare_run("ovs_switch", ARGUMENT_SPEC, **ARGUMENT_RULES)
+    module_args.refuse_bare_run("ovs_switch", ARGUMENT_SPEC, **ARGUMENT_RULES)
 
 
 if __name__ == "__main__":

@@ -282,7 +282,7 @@ out:
   sample: /srv/fabric/out/plan
 """
 
-from ansible_collections.ethercluster.routing.plugins.module_utils import action_only
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric import module_args
 
 ARGUMENT_SPEC = {
     "topology": {"type": "path"},
@@ -305,7 +305,7 @@ ARGUMENT_RULES = {"mutually_exclusive": [("topology", "topology_data")],
 
 
 def main():
-    action_only.refuse_bare_run("plan", ARGUMENT_SPEC, **ARGUMENT_RULES)
+    module_args.refuse_bare_run("plan", ARGUMENT_SPEC, **ARGUMENT_RULES)
 
 
 if __name__ == "__main__":

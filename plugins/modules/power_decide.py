@@ -129,10 +129,10 @@ down_links:
   elements: str
 """
 
-from ansible_collections.ethercluster.routing.plugins.module_utils import action_only
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric import module_args
 
 ARGUMENT_SPEC = {
-    **action_only.DEPLOYED_FABRIC_SPEC,
+    **module_args.DEPLOYED_FABRIC_SPEC,
     "thresholds": {"type": "dict"},
     "interval_s": {"type": "float", "default": 10.0},
     "samples": {"type": "int"},
@@ -141,12 +141,12 @@ ARGUMENT_SPEC = {
     "snmp_port": {"type": "int", "default": 161},
     "snmp_if_name": {"type": "str"},
     "log": {"type": "path"},
-    **action_only.SWITCH_SESSION_SPEC,
+    **module_args.SWITCH_SESSION_SPEC,
 }
 
 
 def main():
-    action_only.refuse_bare_run("power_decide", ARGUMENT_SPEC)
+    module_args.refuse_bare_run("power_decide", ARGUMENT_SPEC)
 
 
 if __name__ == "__main__":

@@ -138,7 +138,7 @@ summary:
       sample: {kind: torus, dims: [4, 4]}
 """
 
-from ansible_collections.ethercluster.routing.plugins.module_utils import action_only
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric import module_args
 
 
 ARGUMENT_SPEC = {
@@ -149,7 +149,7 @@ ARGUMENT_RULES = {"mutually_exclusive": [("src", "topology")], "required_one_of"
 
 
 def main():
-    action_only.refuse_bare_run("topology_info", ARGUMENT_SPEC, **ARGUMENT_RULES)
+    module_args.refuse_bare_run("topology_info", ARGUMENT_SPEC, **ARGUMENT_RULES)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: ethercluster.routing contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What the modules that are all action plugin share: the options of a
-task that opens sessions to the switches, and the ``main()`` that runs only
-when the action plugin was not found."""
+"""The argument specs the collection's modules share (the options of a task
+that reaches the switches, and of one that acts on a deployed fabric) and
+the ``main()`` of a module that is all action plugin, which runs only when
+the action plugin was not found."""
 
 from __future__ import annotations
 
@@ -11,14 +12,15 @@ from typing import Any
 
 from ansible.module_utils.basic import AnsibleModule
 
-# documented by the doc fragment ethercluster.routing.controller.switches
+# documented by the doc fragment ethercluster.routing.controller.deployed_fabric (and by
+# fabric_state and ovs_switch themselves, whose timeouts mean something narrower)
 SWITCH_SESSION_SPEC: dict[str, dict[str, Any]] = {
     "host_key_checking": {"type": "bool", "default": True},
     "timeout": {"type": "float", "default": 30.0},
 }
 
 
-# documented by the doc fragment ethercluster.routing.controller.deployed_fabric
+# with SWITCH_SESSION_SPEC, documented by the doc fragment ethercluster.routing.controller.deployed_fabric
 DEPLOYED_FABRIC_SPEC: dict[str, dict[str, Any]] = {
     "topology": {"type": "path", "required": True},
     "routing": {"type": "str", "default": "segment"},
