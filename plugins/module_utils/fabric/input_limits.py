@@ -181,8 +181,18 @@ def measure_yaml(text: str, source: str = "<topology>") -> tuple[int, int]:
     alias inside its own anchor (a recursive structure); yaml.YAMLError
     when it is not YAML at all."""
     measure = _Measure(source)
-    for event in yaml.parse(text, Loader=_BaseLoader):
-        measure.event(event)
+    try:
+        for event in yaml.parse(text, Loader=_BaseLoader):
+            measure.event(event)
+    except yaml.MarkedYAMLError as exc:
+        # libyaml >= 0.2.6 (PyYAML 6.0.3+) refuses flow nesting past 1000
+        # levels while scanning ahead, before the parser yields the event at
+        # which our own limit would have refused it: same refusal, its line
+        if "nesting depth" not in (exc.problem or "") or exc.problem_mark is None:
+            raise
+        raise TopologyError("line %d: the YAML nests deeper than its parser allows, more than the %d a "
+                            "topology file may have (%s)"
+                            % (exc.problem_mark.line + 1, MAX_DEPTH, LIMITS_DOC), source) from None
     return measure.total, measure.deepest
 
 

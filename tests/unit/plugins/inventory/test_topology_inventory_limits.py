@@ -2,6 +2,8 @@
 clear error naming the file, never Ansible's "Unexpected Exception, this is
 probably a bug" (see tests/unit/plugins/conftest.py for ansible_cli)."""
 
+import re
+
 import pytest
 
 from ansible_collections.ethercluster.routing.plugins.inventory.topology import InventoryModule
@@ -32,7 +34,9 @@ def test_deep_flow_mapping_is_claimed_and_refused(ansible_cli, tmp_path):
     assert InventoryModule().verify_file(str(path)) is True
     proc = ansible_cli.run("ansible-inventory", "-i", path, "--list", cwd=tmp_path)
     assert proc.returncode != 0
-    assert "%s: line 1: the YAML nests 33 levels deep" % path in proc.stderr, proc.stderr
+    # PyYAML 6.0.3+ (libyaml's scanner) refuses the depth before our own limit sees it
+    assert re.search(r"%s: line 1: the YAML nests (33 levels deep|deeper than its parser allows), more "
+                     r"than the 32 a topology file may have" % re.escape(str(path)), proc.stderr), proc.stderr
     assert "probably a bug" not in proc.stderr + proc.stdout
 
 
