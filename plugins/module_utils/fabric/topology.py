@@ -45,6 +45,7 @@ SWITCH_DEFAULTS = {
     "mgmt_address": None,
     "interface_pattern": None,  # e.g. "Gi1/0/{port}"; None: the platform's own default
     "interface_names": None,  # {port: name}, beside or instead of the pattern
+    "flow_control": True,  # 802.3x PAUSE: true, false, or {off: [ports]} (on elsewhere)
 }
 SWITCH_FIELDS = set(SWITCH_DEFAULTS) | {"coords", "level"}
 LINK_FIELDS = {"a", "b", "speed_mbps", "state"}
@@ -86,6 +87,17 @@ class Switch(NamedTuple):
     level: int | None = None
     interface_pattern: str | None = None
     interface_names: dict | None = None  # {port (str): name}, as given in the file
+    # 802.3x flow control: True (every port), False (none) or the ports left off
+    flow_control: bool | tuple[str, ...] = True
+
+    def flow_control_on(self, port: str | int) -> bool:
+        """Whether 802.3x flow control is on at topology port ``port``:
+        switch-tagged routing is deadlock-free only with it (a lossless
+        fabric, paper §4.5); ``flow_control`` turns it off per switch or
+        per port."""
+        if isinstance(self.flow_control, bool):
+            return self.flow_control
+        return str(port) not in self.flow_control
 
     def interface_name(self, port: str | int) -> str | None:
         """The platform's name of topology port ``port`` on this switch:
@@ -296,6 +308,9 @@ class Topology:
                 entry["coords"] = list(sw.coords)
             if sw.interface_names:
                 entry["interface_names"] = dict(sw.interface_names)
+            if sw.flow_control is not True:
+                entry["flow_control"] = sw.flow_control if isinstance(sw.flow_control, bool) \
+                    else {"off": [int(port) for port in sw.flow_control]}
             switches[sw.name] = entry
         links = [{"a": str(link.a), "b": str(link.b), "speed_mbps": link.speed_mbps,
                   "state": link.state} for link in self.links]
@@ -521,8 +536,9 @@ def _build(name, data, defaults, source, problems):
                                entry["mac_table_size"], entry["max_vlans"],
                                entry["power_profile"], entry["mgmt_address"],
                                entry["coords"], entry["level"], entry["interface_pattern"],
-                               entry["interface_names"]))
+                               entry["interface_names"], entry["flow_control"]))
         _check_interface_names(switches[-1], used, problems)
+        _check_flow_control_ports(switches[-1], used, problems)
     problems.raise_if_any(source)
     _check_connected(switches, links, problems)
     problems.raise_if_any(source)
@@ -541,6 +557,11 @@ def _check_defaults(defaults, problems):
         problems.add("switch_defaults.mgmt_address: a management address belongs to one switch")
     _interface_pattern(defaults.get("interface_pattern"), "switch_defaults", problems)
     _interface_names(defaults.get("interface_names"), "switch_defaults", problems)
+    if isinstance(defaults.get("flow_control"), dict):
+        problems.add("switch_defaults.flow_control: true or false (ports to leave off belong to "
+                     "one switch: switches.<name>.flow_control.off)")
+    elif "flow_control" in defaults:
+        _flow_control(defaults["flow_control"], "switch_defaults", problems)
 
 
 def _shape(shape, problems):
@@ -589,6 +610,7 @@ def _switch_entries(switches_data, defaults, shape, problems):
                 problems.add(str(exc))
         entry["interface_pattern"] = _interface_pattern(entry["interface_pattern"], where, problems)
         entry["interface_names"] = _interface_names(entry["interface_names"], where, problems)
+        entry["flow_control"] = _flow_control(entry["flow_control"], where, problems)
         entry["coords"] = _coords(entry.get("coords"), where, shape, coords_seen, sw_name, problems)
         entry["level"] = entry.get("level")
         if entry["level"] is not None:
@@ -642,6 +664,37 @@ def _interface_names(names, where, problems):
             continue
         result[key] = name
     return result
+
+
+def _flow_control(value, where, problems):
+    """``flow_control`` as True, False or the sorted tuple of ports left
+    off (``{off: [ports]}``); a problem naming ``where`` otherwise."""
+    if isinstance(value, bool):
+        return value
+    shape = "%s.flow_control: must be true, false or {off: [ports]}, got %s"
+    if not isinstance(value, dict) or set(value) != {"off"} or not isinstance(value["off"], list):
+        problems.add(shape % (where, device_strings.shown(value)))
+        return True
+    ports = []
+    for item in value["off"]:
+        if isinstance(item, bool) or not isinstance(item, (int, str)) \
+                or not str(item).isdigit() or int(item) < 1:
+            problems.add("%s.flow_control.off: %s is not a port number"
+                         % (where, device_strings.shown(item)))
+            continue
+        ports.append(str(int(item)))
+    return tuple(sorted(set(ports), key=int))
+
+
+def _check_flow_control_ports(sw, used_ports, problems):
+    """The ports ``flow_control.off`` names must be ports the switch uses."""
+    if isinstance(sw.flow_control, bool):
+        return
+    unused = [port for port in sw.flow_control if int(port) not in set(used_ports)]
+    if unused:
+        problems.add("switches.%s.flow_control.off: port%s %s %s not used by a link or host of %s"
+                     % (sw.name, "s" if len(unused) > 1 else "", ", ".join(unused),
+                        "are" if len(unused) > 1 else "is", sw.name))
 
 
 def _check_interface_names(sw, used_ports, problems):

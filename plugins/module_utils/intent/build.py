@@ -166,7 +166,8 @@ def _intent_switch(sw, planned, host_at, port_link, static_macs):
             entry.update(role="link", peer=peer, link=link.name)
             admin, speed = state, link.speed_mbps
         entry.update(pvid=config["pvid"], untagged=list(config["untagged"]),
-                     tagged=list(config["tagged"]), admin=admin, speed_mbps=speed)
+                     tagged=list(config["tagged"]), admin=admin, speed_mbps=speed,
+                     flow_control=sw.flow_control_on(port))
         ports[port] = entry
     switch = {"platform": sw.platform, "stp": False, "vlans": list(planned["vlans"]),
               "ports": ports, "static_macs": static_macs,

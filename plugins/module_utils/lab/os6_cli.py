@@ -112,6 +112,7 @@ class Os6Cli:
         self.hostname = hostname
         self.interfaces = {interface_key(name): name for name in interfaces}
         self.stp = True  # OS6 runs spanning tree unless told not to
+        self.flow_control = False  # 802.3x; the lab's datapath has no PAUSE (docs/lab.md)
         self.vlans = {DEFAULT_VLAN}
         self.ports: dict[str, dict[str, Any]] = {}  # interface name -> port state (only ports touched)
         self.statics: set[tuple[int, str, str]] = set()  # (vlan, mac, interface name)
@@ -166,6 +167,8 @@ class Os6Cli:
                  'hostname "%s"' % self.hostname]
         if not self.stp:
             lines.append("no spanning-tree")
+        if self.flow_control:
+            lines.append("flowcontrol")
         vlans = sorted(self.vlans - {DEFAULT_VLAN})
         if vlans:
             lines += ["vlan database", "vlan %s" % dell_os6.vlan_list(vlans), "exit"]
@@ -297,6 +300,8 @@ class Os6Cli:
             return self._set("stp", False)
         if lower == ["spanning-tree"]:
             return self._set("stp", True)
+        if lower in (["flowcontrol"], ["no", "flowcontrol"]):
+            return self._set("flow_control", lower == ["flowcontrol"])
         if lower == ["vlan", "database"]:
             self.mode = "vlan"
             return ""

@@ -68,7 +68,8 @@ def candidate_interfaces(text: str, platform: str) -> list[str]:
 
 def _fresh_port() -> dict[str, Any]:
     # what a port holds right after "switchport mode general" / "port link-type hybrid"
-    return {"pvid": None, "untagged": [DEFAULT_VLAN], "tagged": [], "admin": "up", "speed_mbps": None}
+    return {"pvid": None, "untagged": [DEFAULT_VLAN], "tagged": [], "admin": "up", "speed_mbps": None,
+            "flow_control": False}
 
 
 def _port_changes(now: dict[str, Any],
@@ -97,6 +98,9 @@ class _Dialect:
     makes (VLAN lists already grouped the platform's way)."""
 
     stp: Callable[[bool], list[str]]
+    # 802.3x: one global command (OS6) or one line per interface (VRP)
+    flow_control_global: Callable[[bool], list[str]] | None
+    flow_control_port: Callable[[bool], str] | None
     add_vlans: Callable[[list[int]], list[str]]
     remove_vlans: Callable[[list[int]], list[str]]
     static: Callable[[bool, int, str, str], str]  # (add, vlan, mac, interface)
@@ -122,6 +126,8 @@ def _listed(template: str, group: Callable[[list[int]], Any]) -> Callable[[list[
 
 OS6 = _Dialect(
     stp=lambda on: ["spanning-tree" if on else "no spanning-tree"],
+    flow_control_global=lambda on: ["flowcontrol" if on else "no flowcontrol"],
+    flow_control_port=None,
     add_vlans=lambda vlans: ["vlan database", "vlan %s" % dell_os6.vlan_list(vlans), "exit"] if vlans else [],
     remove_vlans=lambda vlans: ["vlan database", "no vlan %s" % dell_os6.vlan_list(vlans), "exit"] if vlans else [],
     static=lambda add, vlan, mac, name: "%smac address-table static %s vlan %d interface %s" % (
@@ -138,6 +144,8 @@ OS6 = _Dialect(
 
 VRP = _Dialect(
     stp=lambda on: ["stp enable" if on else "stp disable"],
+    flow_control_global=None,
+    flow_control_port=lambda on: "flow-control" if on else "undo flow-control",
     add_vlans=_listed("vlan batch %s", huawei_vrp.vlan_batches),
     remove_vlans=_listed("undo vlan batch %s", huawei_vrp.vlan_batches),
     static=lambda add, vlan, mac, name: "%smac-address static %s %s vlan %d" % (
@@ -167,6 +175,8 @@ def _port_lines(dialect: _Dialect, now: dict[str, Any] | None, want: dict[str, A
     lines += dialect.remove_from_port(removed)
     if speed is not None:
         lines += dialect.speed(speed)
+    if dialect.flow_control_port is not None and want["flow_control"] != now["flow_control"]:
+        lines.append(dialect.flow_control_port(want["flow_control"]))
     if admin is not None:
         lines.append(dialect.admin(admin))
     return lines
@@ -179,6 +189,12 @@ def _commands(dialect: _Dialect, running: dict[str, Any], candidate: dict[str, A
     commands = []
     if candidate["stp"] != running["stp"]:
         commands += dialect.stp(candidate["stp"])
+    if dialect.flow_control_global is not None and candidate["ports"]:
+        # a switch-wide setting: every port of a parsed text holds the same value
+        want_on = all(entry["flow_control"] for entry in candidate["ports"].values())
+        have = {entry["flow_control"] for entry in running["ports"].values()}
+        if have != {want_on}:
+            commands += dialect.flow_control_global(want_on)
     commands += dialect.add_vlans(sorted(set(candidate["vlans"]) - set(running["vlans"]) - {DEFAULT_VLAN}))
     have, want = _statics(running), _statics(candidate)
     commands += [dialect.static(False, vlan, mac, name_of(port)) for vlan, mac, port in sorted(have - want)]

@@ -11,7 +11,7 @@ back, so a round trip (intent -> render -> parse) is compared on it::
 
     {"stp": False, "vlans": [100, 101],
      "ports": {"1": {"pvid": 100, "untagged": [100, 101], "tagged": [],
-                     "admin": "up", "speed_mbps": 1000}},
+                     "admin": "up", "speed_mbps": 1000, "flow_control": True}},
      "static_macs": [{"mac": "02:00:00:00:00:01", "vlan": 100, "port": "1"}]}
 
 Ports are sorted by number, VLAN lists ascending, static entries by
@@ -141,8 +141,11 @@ def _canonical_port(entry: Any, where: str, vlans: list[int]) -> dict[str, Any]:
     speed = entry.get("speed_mbps")
     if speed is not None and (isinstance(speed, bool) or not isinstance(speed, int) or speed <= 0):
         raise PlatformError("%s: speed_mbps must be a positive integer, got %r" % (where, speed))
+    flow_control = entry.get("flow_control", True)  # absent (an older intent): on
+    if not isinstance(flow_control, bool):
+        raise PlatformError("%s: flow_control must be true or false, got %r" % (where, flow_control))
     return {"pvid": pvid, "untagged": untagged, "tagged": tagged, "admin": admin,
-            "speed_mbps": speed}
+            "speed_mbps": speed, "flow_control": flow_control}
 
 
 def _canonical_statics(entries: Any, switch: str,
@@ -291,8 +294,11 @@ def render_template(name: str, **context: Any) -> str:
 
 
 def empty_port() -> dict[str, Any]:
-    """A port as a parser first sees it: no PVID, no membership, up, speed unset."""
-    return {"pvid": None, "untagged": [], "tagged": [], "admin": "up", "speed_mbps": None}
+    """A port as a parser first sees it: no PVID, no membership, up, speed
+    unset, 802.3x off (a text that does not say otherwise: the platforms'
+    default)."""
+    return {"pvid": None, "untagged": [], "tagged": [], "admin": "up", "speed_mbps": None,
+            "flow_control": False}
 
 
 def finish_parsed(stp: bool, vlans: Iterable[int], ports: dict[str, dict[str, Any]],

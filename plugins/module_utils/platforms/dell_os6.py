@@ -12,9 +12,12 @@ commands": ``switchport mode general``, ``switchport general pvid``,
 VLAN lists as ``2-5,8``; "Spanning tree": ``no spanning-tree`` turns STP
 off globally; "Address table": ``mac address-table static MAC vlan V
 interface IF``, MAC as H.H.H; "Ethernet configuration": ``speed``,
-``shutdown``/``no shutdown``; VLANs created in ``vlan database``)::
+``shutdown``/``no shutdown``, ``[no] flowcontrol`` (IEEE 802.3x, global
+configuration mode: one setting for every port); VLANs created in ``vlan
+database``)::
 
     no spanning-tree
+    flowcontrol
     vlan database
     vlan 100-102
     exit
@@ -65,6 +68,7 @@ def render(config: Any, switch: str = "switch", interface_names: Mapping[Any, st
     if intent["stp"]:
         raise PlatformError("switch %s: stp: true is not rendered for dell_os6 (switch-tagged "
                             "routing runs with STP off)" % switch)
+    flow_control = _switch_flow_control(intent, switch)
     name_of = interface_namer(INTERFACE_PATTERN, interface_names, switch, PLATFORM)
     ports = [{"interface": name_of(port), "pvid": entry["pvid"],
               "untagged": vlan_list(entry["untagged"]), "tagged": vlan_list(entry["tagged"]),
@@ -73,7 +77,22 @@ def render(config: Any, switch: str = "switch", interface_names: Mapping[Any, st
     statics = [{"mac": mac_dotted(entry["mac"]), "vlan": entry["vlan"],
                 "interface": name_of(entry["port"])} for entry in intent["static_macs"]]
     return render_template(TEMPLATE, switch=switch, vlans=vlan_list(intent["vlans"]), ports=ports,
-                           static_macs=statics)
+                           static_macs=statics, flow_control=flow_control)
+
+
+def _switch_flow_control(intent: dict[str, Any], switch: str) -> bool:
+    """OS6 sets 802.3x for the whole switch (``[no] flowcontrol`` in global
+    configuration mode): the ports must agree; a switch with no ports
+    keeps it on."""
+    wanted = {port: entry["flow_control"] for port, entry in intent["ports"].items()}
+    if len(set(wanted.values())) > 1:
+        off = [port for port, on in wanted.items() if not on]
+        raise PlatformError("switch %s: dell_os6 sets 802.3x flow control for the whole switch "
+                            "(flowcontrol), but port%s %s want%s it off and the others on: set "
+                            "flow_control: false on the switch, or leave every port on"
+                            % (switch, "s" if len(off) > 1 else "", ", ".join(off),
+                               "" if len(off) > 1 else "s"))
+    return all(wanted.values())
 
 
 _INTERFACE = re.compile(r"^interface\s+(.+)$", re.I)
@@ -114,6 +133,8 @@ def parse(text: str, interface_names: Mapping[Any, str] | None = None, switch: s
                 continue
             raise PlatformError("switch %s: interface of port %s is not in switchport mode general"
                                 % (switch, port))
+    for entry in ports.values():
+        entry["flow_control"] = reader.flow_control
     return finish_parsed(reader.stp, reader.vlans, ports, reader.statics)
 
 
@@ -123,6 +144,7 @@ class _Reader:
     def __init__(self, port_of: Callable[[str], str | None]) -> None:
         self.port_of = port_of
         self.stp = True  # OS6 runs spanning tree unless told not to
+        self.flow_control = False  # a configuration without "flowcontrol": off
         self.vlans: list[int] = []
         self.ports: dict[str, dict[str, Any]] = {}
         self.statics: list[tuple[int, str, str]] = []
@@ -154,6 +176,9 @@ class _Reader:
             return True
         if lower in ("no spanning-tree", "spanning-tree"):
             self.stp = lower == "spanning-tree"
+            return True
+        if lower in ("flowcontrol", "no flowcontrol"):
+            self.flow_control = lower == "flowcontrol"
             return True
         found = _INTERFACE.match(line)
         if found:

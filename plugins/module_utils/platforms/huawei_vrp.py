@@ -11,7 +11,8 @@ hybrid``; ``port hybrid pvid vlan vlan-id`` (1-4094); ``port hybrid
 items per command; ``vlan batch`` with the same list syntax; ``stp
 disable`` in the system view; ``mac-address static H-H-H interface-type
 interface-number vlan vlan-id``; ``undo negotiation auto`` before
-``speed``; ``shutdown``/``undo shutdown``)::
+``speed``; ``flow-control``/``undo flow-control`` in the interface view,
+IEEE 802.3x, off by default; ``shutdown``/``undo shutdown``)::
 
     stp disable
     vlan batch 100 to 102
@@ -23,6 +24,7 @@ interface-number vlan vlan-id``; ``undo negotiation auto`` before
      port hybrid untagged vlan 100 to 102
      undo negotiation auto
      speed 1000
+     flow-control
      undo shutdown
     #
     mac-address static 0200-0000-0001 GigabitEthernet0/0/1 vlan 100
@@ -71,7 +73,8 @@ def render(config: Any, switch: str = "switch", interface_names: Mapping[Any, st
     name_of = interface_namer(INTERFACE_PATTERN, interface_names, switch, PLATFORM)
     ports = [{"interface": name_of(port), "pvid": entry["pvid"],
               "untagged": vlan_batches(entry["untagged"]), "tagged": vlan_batches(entry["tagged"]),
-              "admin": entry["admin"], "speed_mbps": entry["speed_mbps"]}
+              "admin": entry["admin"], "speed_mbps": entry["speed_mbps"],
+              "flow_control": entry["flow_control"]}
              for port, entry in intent["ports"].items()]
     statics = [{"mac": mac_dashed(entry["mac"]), "vlan": entry["vlan"],
                 "interface": name_of(entry["port"])} for entry in intent["static_macs"]]
@@ -154,6 +157,8 @@ def _interface_line(current: dict[str, Any], line: str, lower: str, where: str) 
         current["admin"] = "down"
     elif lower == "undo shutdown":
         current["admin"] = "up"
+    elif lower in ("flow-control", "undo flow-control"):
+        current["flow_control"] = lower == "flow-control"
     elif pvid := _PVID.match(line):
         current["pvid"] = int(pvid.group(1))
     elif speed := _SPEED.match(line):

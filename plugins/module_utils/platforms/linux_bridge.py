@@ -14,13 +14,15 @@ Two renderings of one intent:
   0`` -- ``vlan_default_pvid 0`` keeps ports out of VLAN 1; bridge(8)
   ``bridge vlan add dev DEV vid VID [pvid] [untagged]``, ``bridge fdb add
   MAC dev DEV vlan VID master static``; ethtool(8) ``-s DEV speed N duplex
-  full autoneg off``)::
+  full autoneg off`` and ``-A DEV rx on|off tx on|off``, IEEE 802.3x
+  PAUSE)::
 
       ip link add name br0 type bridge vlan_filtering 1 vlan_default_pvid 0 stp_state 0
       ip link set dev swp1 master br0
       bridge vlan add dev swp1 vid 100 pvid untagged
       bridge vlan add dev swp1 vid 101 untagged
       ethtool -s swp1 speed 1000 duplex full autoneg off
+      ethtool -A swp1 rx on tx on
       ip link set dev swp1 up
       bridge fdb add 02:00:00:00:00:01 dev swp1 vlan 100 master static
 
@@ -32,7 +34,8 @@ Two renderings of one intent:
   ifupdown2 has no keyword for a second untagged VLAN nor for a tagged
   PVID, so those are ``post-up bridge vlan add ...`` lines (re-adding a
   VLAN to a port replaces its flags), and a port without a PVID drops
-  the default VLAN 1 with ``post-up bridge vlan del ... vid 1``.
+  the default VLAN 1 with ``post-up bridge vlan del ... vid 1``; 802.3x
+  is a ``post-up ethtool -A ...`` line too.
 
 Linux keeps the PVID as a flag of one membership entry, so a port's PVID
 must be one of its VLANs (tagged or untagged). The plan does make ports
@@ -120,7 +123,8 @@ def render(config: Any, switch: str = "switch", interface_names: Mapping[Any, st
     for port, entry in intent["ports"].items():
         commands = [" ".join(["vid", str(vlan)] + flags) for vlan, flags in _vlan_flags(entry).items()]
         ports.append({"port": port, "interface": name_of(port), "vlan_commands": commands,
-                      "admin": entry["admin"], "speed_mbps": entry["speed_mbps"]})
+                      "admin": entry["admin"], "speed_mbps": entry["speed_mbps"],
+                      "pause": "on" if entry["flow_control"] else "off"})
     statics = [{"mac": entry["mac"], "vlan": entry["vlan"], "interface": name_of(entry["port"])}
                for entry in intent["static_macs"]]
     return render_template(SCRIPT_TEMPLATE, switch=switch, bridge=bridge, stp=intent["stp"],
@@ -153,6 +157,8 @@ def render_interfaces(config: Any, switch: str = "switch", interface_names: Mapp
                        for vlan in entry["untagged"] if vlan != pvid)
         post_up.extend("bridge fdb add %s dev %s vlan %d master static" % (static["mac"], interface, static["vlan"])
                        for static in statics_of.get(port, []))
+        pause = "on" if entry["flow_control"] else "off"
+        post_up.append("ethtool -A %s rx %s tx %s" % (interface, pause, pause))
         ports.append({"port": port, "interface": interface, "bridge_pvid": pvid,
                       "bridge_vids": _vids(vlan for vlan in entry["tagged"] if vlan != pvid),
                       "post_up": post_up, "admin": entry["admin"], "speed_mbps": entry["speed_mbps"]})
@@ -196,6 +202,12 @@ class _Reader:
             port = self.port(_value(words, "dev", where))
             if port is not None:
                 self.statics.append((int(_value(words, "vlan", where)), mac_address(words[3], where), port))
+        elif words[:2] == ["ethtool", "-A"]:
+            # 802.3x PAUSE: on only when both directions are (render() sets both)
+            port = self.port(words[2]) if len(words) > 2 else None
+            if port is not None:
+                self.ports[port]["flow_control"] = all(
+                    _value(words, key, where) == "on" for key in ("rx", "tx"))
         elif words[:2] == ["ethtool", "-s"]:
             port = self.port(words[2])
             if port is not None and "speed" in words:

@@ -49,7 +49,8 @@ def push(cli, commands):
 
 def test_from_a_factory_switch_every_port_is_put_in_general_mode_and_vlan_1_removed():
     commands = cli_diff.diff_commands("dell_os6", "", dell_os6.render(BASE, "sw0"))
-    assert commands[:4] == ["no spanning-tree", "vlan database", "vlan 10-11,20", "exit"]
+    # a factory switch has 802.3x off: the switch-wide flowcontrol comes right after STP
+    assert commands[:5] == ["no spanning-tree", "flowcontrol", "vlan database", "vlan 10-11,20", "exit"]
     port1 = commands[commands.index("interface Gi1/0/1") + 1:commands.index("interface Gi1/0/2")]
     assert port1 == ["switchport mode general", "switchport general allowed vlan add 10-11 untagged",
                      "switchport general allowed vlan add 20 tagged", "switchport general pvid 10",
@@ -124,7 +125,7 @@ def test_huawei_vrp_commands():
         "interface GigabitEthernet0/0/2")) + 1]
     assert port2 == ["interface GigabitEthernet0/0/2", "port link-type hybrid", "port hybrid untagged vlan 20",
                      "port hybrid tagged vlan 10", "port hybrid pvid vlan 20", "undo port hybrid vlan 1",
-                     "undo negotiation auto", "speed 1000", "quit"]
+                     "undo negotiation auto", "speed 1000", "flow-control", "quit"]
     assert cli_diff.diff_commands("huawei_vrp", candidate, candidate) == []
     changed = entry([10, 20], {1: {"pvid": None, "untagged": [10], "tagged": [20]},
                                2: {"pvid": 20, "untagged": [20], "tagged": [10]}},

@@ -252,8 +252,9 @@ def test_the_shell_script_quotes_every_interface_name(intent):
     # still one shell word (defence in depth: the template quotes)
     text = render_template("linux_bridge.sh.j2", switch="sw0", bridge="br0", stp=False,
                            ports=[{"port": "1", "interface": "a b;reboot", "vlan_commands": [],
-                                   "speed_mbps": None, "admin": "up"}], static_macs=[])
+                                   "speed_mbps": None, "admin": "up", "pause": "on"}], static_macs=[])
     assert "ip link set dev 'a b;reboot' master br0" in text
+    assert "ethtool -A 'a b;reboot' rx on tx on" in text
 
 
 # Every line each template can write, as a regular expression: a rendered
@@ -268,7 +269,7 @@ LINE_GRAMMAR = {
     "cfg@dell_os6": [
         r"! ethercluster\.routing intent for switch [A-Za-z0-9_.-]+ \(platform dell_os6\)",
         r"! Dell EMC Networking N-Series / OS6 CLI, global configuration mode", r"!",
-        r"no spanning-tree", r"vlan database", r"vlan %s" % VLANS, r"exit", r"interface %s" % NAME,
+        r"no spanning-tree", r"(?:no )?flowcontrol", r"vlan database", r"vlan %s" % VLANS, r"exit", r"interface %s" % NAME,
         r"switchport mode general", r"switchport general allowed vlan add %s (?:untagged|tagged)" % VLANS,
         r"switchport general pvid [0-9]+", r"switchport general allowed vlan remove 1", r"speed [0-9]+",
         r"(?:no )?shutdown",
@@ -278,14 +279,15 @@ LINE_GRAMMAR = {
         r"# Huawei VRP \(S series\) system view", r"#", r"stp disable", r"vlan batch [0-9 to]+",
         r"interface %s" % NAME, r" port link-type hybrid", r" undo port hybrid vlan 1",
         r" port hybrid pvid vlan [0-9]+", r" port hybrid (?:untagged|tagged) vlan [0-9 to]+",
-        r" undo negotiation auto", r" speed [0-9]+", r" (?:undo )?shutdown",
+        r" undo negotiation auto", r" speed [0-9]+", r" (?:undo )?flow-control", r" (?:undo )?shutdown",
         r"mac-address static [0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4} %s vlan [0-9]+" % NAME, r"return"],
     "sh@linux_bridge": [
         r"#!/bin/sh", r"# ethercluster\.routing intent for switch [A-Za-z0-9_.-]+ \(platform linux_bridge, iproute2\)",
         r"set -e", r"ip link add name %s type bridge vlan_filtering 1 vlan_default_pvid 0 stp_state [01]" % NAME,
         r"ip link set dev %s up" % NAME, r"# port [0-9]+", r"ip link set dev %s master %s" % (NAME, NAME),
         r"bridge vlan add dev %s vid [0-9]+(?: pvid)?(?: untagged)?" % NAME,
-        r"ethtool -s %s speed [0-9]+ duplex full autoneg off" % NAME, r"ip link set dev %s (?:up|down)" % NAME,
+        r"ethtool -s %s speed [0-9]+ duplex full autoneg off" % NAME,
+        r"ethtool -A %s rx (on|off) tx \1" % NAME, r"ip link set dev %s (?:up|down)" % NAME,
         r"bridge fdb add [0-9a-f:]{17} dev %s vlan [0-9]+ master static" % NAME],
     "interfaces@linux_bridge": [
         r"# ethercluster\.routing intent for switch [A-Za-z0-9_.-]+ \(platform linux_bridge, ifupdown2\)",
@@ -294,6 +296,7 @@ LINE_GRAMMAR = {
         r"# port [0-9]+", r"    bridge-pvid [0-9]+", r"    bridge-vids [0-9 ]+",
         r"    post-up bridge vlan (?:add|del) dev %s vid [0-9]+(?: pvid)?(?: untagged)?" % NAME,
         r"    post-up bridge fdb add [0-9a-f:]{17} dev %s vlan [0-9]+ master static" % NAME,
+        r"    post-up ethtool -A %s rx (on|off) tx \1" % NAME,
         r"    link-speed [0-9]+", r"    link-duplex full", r"    link-autoneg off", r"    link-down yes"],
     # one flow a line: match fields of numbers and MACs, actions of the
     # pipeline's own vocabulary (no free text anywhere)

@@ -91,7 +91,8 @@ def test_the_running_configuration_replays_into_the_same_switch():
     assert copy.running_config() == text
     assert copy.hostname == "core1" and copy.prompt() == "core1>"
     assert dell_os6.parse(text)["ports"]["1"] == {"pvid": 11, "untagged": [10, 11], "tagged": [20],
-                                                  "admin": "down", "speed_mbps": 100}
+                                                  "admin": "down", "speed_mbps": 100,
+                                                  "flow_control": False}
 
 
 def test_a_stored_configuration_that_does_not_replay_is_an_error_naming_the_line():

@@ -45,7 +45,8 @@ def expected_intent(entry, pvid_needs_membership=False):
     independently of the platform code: the five port fields with sorted
     lists, sorted VLANs, static entries sorted by (VLAN, MAC). With
     ``pvid_needs_membership`` (Linux bridge), a PVID that is not one of
-    the port's VLANs is no PVID and a VLAN without member port is not held."""
+    the port's VLANs is no PVID and a VLAN without member port is not held.
+    802.3x flow control: on where the entry does not say."""
     ports = {}
     for port in sorted(entry["ports"], key=int):
         config = entry["ports"][port]
@@ -54,7 +55,8 @@ def expected_intent(entry, pvid_needs_membership=False):
             pvid = None
         ports[str(port)] = {"pvid": pvid, "untagged": sorted(config["untagged"]),
                             "tagged": sorted(config["tagged"]), "admin": config["admin"],
-                            "speed_mbps": config["speed_mbps"]}
+                            "speed_mbps": config["speed_mbps"],
+                            "flow_control": config.get("flow_control", True)}
     statics = sorted(entry["static_macs"], key=lambda item: (item["vlan"], item["mac"]))
     vlans = sorted(entry["vlans"])
     if pvid_needs_membership:
@@ -114,6 +116,8 @@ MACS = st.integers(0, 2 ** 46 - 1).map(lambda value: ":".join("%02x" % byte for 
 def switch_intents(draw):
     vlans = sorted(draw(st.sets(st.integers(2, 4094), min_size=1, max_size=30)))
     ports = {}
+    # 802.3x: the same on every port (what OS6, switch-wide, can hold), or drawn per port
+    uniform = draw(st.sampled_from([True, False, None]))
     for port in sorted(draw(st.sets(st.integers(1, 52), min_size=1, max_size=8))):
         members = draw(st.lists(st.sampled_from(vlans), unique=True, min_size=1))
         untagged = draw(st.sets(st.sampled_from(members))) if members else set()
@@ -121,7 +125,8 @@ def switch_intents(draw):
         ports[str(port)] = {"pvid": draw(st.one_of(st.none(), st.sampled_from(members))),
                             "untagged": sorted(untagged), "tagged": sorted(tagged),
                             "admin": draw(st.sampled_from(["up", "down"])),
-                            "speed_mbps": draw(st.sampled_from([None, 100, 1000, 10000]))}
+                            "speed_mbps": draw(st.sampled_from([None, 100, 1000, 10000])),
+                            "flow_control": draw(st.booleans()) if uniform is None else uniform}
     used = sorted({vlan for entry in ports.values() for vlan in entry["untagged"] + entry["tagged"]})
     statics = {}
     for mac in draw(st.lists(MACS, max_size=6)):
@@ -135,7 +140,12 @@ def switch_intents(draw):
 @settings(max_examples=60, deadline=None)
 @given(switch_intents())
 def test_round_trip_of_random_intents(entry):
+    mixed = len({port["flow_control"] for port in entry["ports"].values()}) > 1
     for platform, suffix, render, parse in FORMATS:
+        if platform == "dell_os6" and mixed:
+            with pytest.raises(PlatformError, match="sets 802.3x flow control for the whole switch"):
+                render(entry, "swX")
+            continue
         assert parse(render(entry, "swX"), switch="swX") == expected_intent(entry, platform in LINUX), \
             (platform, suffix)
 
@@ -193,8 +203,10 @@ def test_dell_parser_reads_running_config_spellings():
     ])
     assert dell_os6.parse(running) == {
         "stp": False, "vlans": [10, 20, 21],
-        "ports": {"4": {"pvid": 10, "untagged": [10], "tagged": [21], "admin": "down", "speed_mbps": None}},
+        "ports": {"4": {"pvid": 10, "untagged": [10], "tagged": [21], "admin": "down", "speed_mbps": None,
+                        "flow_control": False}},  # no "flowcontrol" line: off
         "static_macs": [{"mac": "02:aa:bb:cc:dd:ee", "vlan": 21, "port": "4"}]}
+    assert all(port["flow_control"] for port in dell_os6.parse("flowcontrol\n" + running)["ports"].values())
 
 
 def test_huawei_parser_reads_stp_default_and_undo():
@@ -215,7 +227,9 @@ def test_huawei_parser_reads_stp_default_and_undo():
     parsed = huawei_vrp.parse(text)
     assert parsed["stp"] is True  # no "stp disable": VRP runs STP
     assert parsed["ports"] == {"2": {"pvid": 10, "untagged": [], "tagged": [10, 12], "admin": "up",
-                                     "speed_mbps": None}}
+                                     "speed_mbps": None, "flow_control": False}}  # VRP's default: off
+    assert huawei_vrp.parse(text.replace(" port hybrid pvid vlan 10", " port hybrid pvid vlan 10\n flow-control")
+                            )["ports"]["2"]["flow_control"] is True
 
 
 def test_parsers_refuse_ports_not_in_general_or_hybrid_mode():
