@@ -57,7 +57,11 @@ options:
     type: float
     default: 30
   renegotiation_s:
-    description: Seconds a speed change takes before the carrier is polled. Default is the planner's (3 s).
+    description:
+      - Seconds a speed change takes before the carrier is polled.
+      - Default is the link's Table 6 figure for that change (switch-tagged paper, section 4.3), the longer of its two
+        ends' power profiles (the topology's C(power_profile), PC5324 when a switch names none), or 3 s when a
+        profile has no figure.
     type: float
   max_parallel:
     description:

@@ -36,15 +36,15 @@ end is shut (``port_states``: one switch port of a link, or a host port).
 
 from __future__ import annotations
 
-import math
 import numbers
 from typing import Any, NamedTuple, cast
 
 from ..errors import EtherclusterError, TopologyError
 from ..fabric.topology import DEFAULT_SPEED_MBPS, Endpoint, Topology
+from .link_timings import TABLE6_TIMINGS, LinkTimings, non_negative, timings_from_data
 
 DEFAULT_PROFILE = "PC5324"
-PROFILE_FIELDS = ("port_watts", "base_watts", "both_ends_rule", "description")
+PROFILE_FIELDS = ("port_watts", "base_watts", "both_ends_rule", "description", "link_timings")
 
 
 class PowerError(EtherclusterError):
@@ -60,6 +60,9 @@ class PowerProfile(NamedTuple):
     draws at that speed; ``base_watts`` is what the switch draws with every
     port shut ("all except ports"); ``both_ends_rule`` says a shut port
     keeps drawing power until the other end of its link is shut as well.
+    ``link_timings`` (:mod:`.link_timings`, Table 6): how long the model
+    takes to bring a link up and to change a port's speed, None when
+    unknown.
     """
 
     name: str
@@ -67,6 +70,7 @@ class PowerProfile(NamedTuple):
     base_watts: float
     both_ends_rule: bool = False
     description: str = ""
+    link_timings: LinkTimings | None = None
 
     def watts_at(self, speed_mbps: Any, where: str = "port") -> float:
         """Watts of one active port at ``speed_mbps``; PowerError naming
@@ -84,40 +88,45 @@ class PowerProfile(NamedTuple):
 
     def to_data(self) -> dict[str, Any]:
         """Plain data, as :func:`profile_from_data` takes it."""
-        return {"port_watts": dict(self.port_watts), "base_watts": self.base_watts,
+        data = {"port_watts": dict(self.port_watts), "base_watts": self.base_watts,
                 "both_ends_rule": self.both_ends_rule, "description": self.description}
+        if self.link_timings is not None:
+            data["link_timings"] = self.link_timings.to_data()
+        return data
 
 
 # Table 2 of the switch-tagged paper (§3.6): W per port at 1G/100M/10M and
-# "all except ports". The paper's "SF-420" row is the Planex SF-0420G.
+# "all except ports"; with each model's Table 6 link timings (§4.3). The
+# paper's "SF-420" row is the Planex SF-0420G.
 TABLE2_PROFILES = {
     "PC5324": PowerProfile("PC5324", {1000: 1.2, 100: 0.9, 10: 0.5}, 15.0, False,
-                           "Dell PowerConnect 5324, 24-port layer-2 GbE (Table 2: max 42.9 W)"),
+                           "Dell PowerConnect 5324, 24-port layer-2 GbE (Table 2: max 42.9 W)",
+                           TABLE6_TIMINGS["PC5324"]),
     "PC6224": PowerProfile("PC6224", {1000: 2.0, 100: 0.9, 10: 0.8}, 42.5, False,
-                           "Dell PowerConnect 6224, 24-port layer-3 GbE (Table 2: max 91.1 W)"),
+                           "Dell PowerConnect 6224, 24-port layer-3 GbE (Table 2: max 91.1 W)",
+                           TABLE6_TIMINGS["PC6224"]),
     "PC6248": PowerProfile("PC6248", {1000: 2.1, 100: 1.3, 10: 1.1}, 56.8, False,
-                           "Dell PowerConnect 6248, 48-port layer-3 GbE (Table 2: max 155.2 W)"),
+                           "Dell PowerConnect 6248, 48-port layer-3 GbE (Table 2: max 155.2 W)",
+                           TABLE6_TIMINGS["PC6248"]),
     "SF-0420G": PowerProfile("SF-0420G", {1000: 1.0, 100: 0.2, 10: 0.0}, 32.6, True,
                              "Planex SF-0420G (Table 2 row SF-420: max 55.4 W); a port saves "
-                             "power only when both ends of its link are shut"),
+                             "power only when both ends of its link are shut",
+                             TABLE6_TIMINGS["SF-0420G"]),
 }
 
 
 # ------------------------------------------------------------ profiles
 def _number(value: Any, where: str, problems: list[str]) -> float | None:
     """``value`` as watts (a finite number >= 0), else None and a problem."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or value < 0:
-        problems.append("%s: must be a number of watts >= 0, got %r" % (where, value))
-        return None
-    return float(value)
+    return non_negative(value, where, "watts", problems)
 
 
 def profile_from_data(name: Any, data: Any, where: str | None = None) -> PowerProfile:
     """A :class:`PowerProfile` from plain data (a playbook variable)::
 
         {port_watts: {1000: 1.2, 100: 0.9, 10: 0.5}, base_watts: 15.0,
-         both_ends_rule: false, description: "..."}
+         both_ends_rule: false, description: "...",
+         link_timings: {on_off_s: 3.2, speed_change_s: {"1000>100": 4.1}}}
 
     Speeds may be YAML strings (``"1000"``). Raises PowerError listing every
     bad field as ``power_profiles.<name>.<field>``."""
@@ -157,10 +166,13 @@ def profile_from_data(name: Any, data: Any, where: str | None = None) -> PowerPr
     description = data.get("description", "")
     if not isinstance(description, str):
         problems.append("%s.description: must be a string" % where)
+    timings = None
+    if data.get("link_timings") is not None:
+        timings = timings_from_data(data["link_timings"], where + ".link_timings", problems)
     if problems:
         raise PowerError("; ".join(problems))
     # base is None only with a problem, refused above
-    return PowerProfile(name, port_watts, cast(float, base), both_ends, description)
+    return PowerProfile(name, port_watts, cast(float, base), both_ends, description, timings)
 
 
 def power_profiles(profiles: dict[str, Any] | None = None) -> dict[str, PowerProfile]:

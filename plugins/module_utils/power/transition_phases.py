@@ -46,7 +46,8 @@ class Transition:
       ``push`` (``switches``: the full intent entry each listed switch holds
       after the step; ``parallel``: whether those switches may be pushed at
       once), ``wait`` (``seconds``), ``wait_carrier`` (``link`` ends,
-      ``timeout_s``, ``up``, ``settle_s``) and ``drain`` (like push, only
+      ``timeout_s``, ``up``, ``settle_s``; ``expected_s``, the switch
+      models' Table 6 figure or None) and ``drain`` (like push, only
       when no safe order exists; it loses frames). Each has ``index``,
       ``kind``, ``name``, ``why``.
     * ``before`` / ``after``: the full intents (INTENT v1) before and after.
@@ -95,10 +96,12 @@ class Transition:
             elif kind == "wait":
                 lines.append("%2d. wait %gs: %s" % (step["index"], step["seconds"], step["name"]))
             elif kind == "wait_carrier":
-                lines.append("%2d. wait for carrier on %s--%s (%s, timeout %gs%s)" % (
+                lines.append("%2d. wait for carrier on %s--%s (%s, timeout %gs%s%s)" % (
                     step["index"], step["link"]["a"], step["link"]["b"],
                     "up" if step["up"] else "down", step["timeout_s"],
-                    ", after %gs" % step["settle_s"] if step.get("settle_s") else ""))
+                    ", after %gs" % step["settle_s"] if step.get("settle_s") else "",
+                    ", the switches take %gs" % step["expected_s"]
+                    if step.get("expected_s") is not None else ""))
             else:
                 lines.append("%2d. %s: %s" % (step["index"], kind, step.get("name", "")))
         proof = self.proof

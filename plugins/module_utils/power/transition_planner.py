@@ -27,6 +27,8 @@ from ..platforms.capabilities import CAPABILITIES
 from ..routing import compute_routing
 from ..routing.base import RoutingFunction, select_paths, turns
 from ..fabric.topology import Link, Topology
+from .link_timings import link_operation_s
+from .model import PowerError, switch_profiles
 from .transition_phases import (
     Intent,
     PlanLike,
@@ -45,9 +47,10 @@ from ..assign.vlans import assign_vlans
 ACTIONS = ("off", "on", "speed")
 DEFAULT_WAIT_S = 1.0
 DEFAULT_CARRIER_TIMEOUT_S = 30.0
-# Speed changes: the ports renegotiate for a few seconds (paper Table 6:
-# 1.2-5.7 s on the measured switches); the executor waits this long before
-# it polls for the carrier.
+# Speed changes: the ports renegotiate for a few seconds (paper §4.3, Table
+# 6: 2.3-5.7 s on the measured switches); the executor waits the longer of
+# the link's two ends' Table 6 figures (their power profiles' link_timings)
+# before it polls for the carrier, or this when a profile has none.
 DEFAULT_RENEGOTIATION_S = 3.0
 # Window evaluations the flip-order search may spend per switch.
 SEARCH_BUDGET_PER_SWITCH = 6
@@ -365,11 +368,13 @@ class _Planning:
                       "step %d (%s)" % (step["index"], step["name"]))
         return step
 
-    def wait_carrier(self, name: str, why: str, timeout_s: float, settle_s: float) -> None:
-        """A step waiting until both ends of the link see carrier."""
+    def wait_carrier(self, name: str, why: str, timeout_s: float, settle_s: float,
+                     expected_s: float | None) -> None:
+        """A step waiting until both ends of the link see carrier;
+        ``expected_s``: how long the switch models take (Table 6), if known."""
         self.builder.add("wait_carrier", name, why,
                          link={"a": self.ends["a"], "b": self.ends["b"]}, timeout_s=float(timeout_s),
-                         up=True, settle_s=float(settle_s))
+                         up=True, settle_s=float(settle_s), expected_s=expected_s)
 
     def route_phase(self, topology: Topology, old: PlanLike, new: PlanLike, label: str) -> PlanLike:
         """Steps from ``old`` to ``new`` (plans in different banks) appended to
@@ -496,6 +501,8 @@ def _check_arguments(topology: Any, action: str, current_bank: str,
     if current_bank not in ("A", "B"):
         raise TransitionError("current_bank: must be A or B, got %r" % (current_bank,))
     for name, value in seconds:
+        if value is None and name == "renegotiation_s":
+            continue   # from the switches' Table 6 figures
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
             raise TransitionError("%s: must be a number of seconds >= 0, got %r" % (name, value))
     if plan_kwargs.get("mac_learning", "static") != "static":
@@ -578,8 +585,33 @@ def _plan_off(run: _Planning, router: _Router, work: Topology, before: Plan, dow
     return after
 
 
+def _link_waits(topology: Topology, target: Link, action: str, speed_mbps: Any,
+                renegotiation_s: float | None, power_profiles: dict[str, Any] | None) -> dict[str, Any]:
+    """The waits of a transition on ``target``: ``expected_s``, how long its
+    operation takes on the link's switch models (the longer end, §4.3 Table
+    6; None when a profile has no figure), the ``profiles`` used, and
+    ``renegotiation_s``, the wait before polling after a speed change
+    (given, else ``expected_s``, else :data:`DEFAULT_RENEGOTIATION_S`)."""
+    try:
+        profiles = switch_profiles(topology, power_profiles)
+    except PowerError as exc:
+        raise TransitionError(str(exc), link=target.name) from None
+    ends = (profiles[target.a.switch], profiles[target.b.switch])
+    expected = link_operation_s((end.link_timings for end in ends), action,
+                                target.speed_mbps, speed_mbps)
+    if renegotiation_s is not None:
+        wait, source = float(renegotiation_s), "renegotiation_s"
+    elif expected is not None:
+        wait, source = expected, "Table 6 (power profiles)"
+    else:
+        wait, source = DEFAULT_RENEGOTIATION_S, "default"
+    return {"expected_s": expected, "profiles": sorted({end.name for end in ends}),
+            "renegotiation_s": wait if action == "speed" else None,
+            "renegotiation_source": source if action == "speed" else None}
+
+
 def _plan_on(run: _Planning, router: _Router, work: Topology, before: Plan, down: set[int],
-             index: int, carrier_timeout_s: float) -> PlanLike:
+             index: int, carrier_timeout_s: float, waits: dict[str, Any]) -> PlanLike:
     """Link on: bring its ports up, wait for carrier, route over it."""
     link_name = run.link_name
     after = router.plan(work, down - {index}, _other(run.banks[0]), "the routing with the link")
@@ -591,13 +623,13 @@ def _plan_on(run: _Planning, router: _Router, work: Topology, before: Plan, down
     run.wait_carrier("wait for carrier on %s" % link_name,
                      "the new routing may use the link only once both ends see carrier; the "
                      "executor polls and fails naming the link after the timeout",
-                     carrier_timeout_s, 0.0)
+                     carrier_timeout_s, 0.0, waits["expected_s"])
     return run.route_phase(work, _PlanView(before, opened), after, "on %s" % link_name)
 
 
 def _plan_speed(run: _Planning, router: _Router, topology: Topology, work: Topology, before: Plan,
                 down: set[int], index: int, speed_mbps: int, carrier_timeout_s: float,
-                renegotiation_s: float) -> PlanLike:
+                waits: dict[str, Any]) -> PlanLike:
     """Speed change: detour around the link, set its speed, wait for the
     carrier after the renegotiation, route back over it."""
     link_name = run.link_name
@@ -622,7 +654,7 @@ def _plan_speed(run: _Planning, router: _Router, topology: Topology, work: Topol
     run.wait_carrier("wait for carrier on %s after the speed change" % link_name,
                      "the ports go down while they renegotiate (§3.6, Table 6: seconds); the "
                      "executor waits settle_s, then polls until both ends see carrier",
-                     carrier_timeout_s, renegotiation_s)
+                     carrier_timeout_s, waits["renegotiation_s"], waits["expected_s"])
     now = _PlanView(detour_fast, run.builder.current["switches"])
     return run.route_phase(fast, now, after, "back over %s" % link_name)
 
@@ -672,9 +704,10 @@ def plan_transition(topology: Topology, action: str, link: Any, current_down: It
                     current_bank: str = "A", speed_mbps: int | None = None, engine: str = "segment",
                     assignment: str = "renamed", engine_options: dict[str, Any] | None = None,
                     wait_s: float = DEFAULT_WAIT_S, carrier_timeout_s: float = DEFAULT_CARRIER_TIMEOUT_S,
-                    renegotiation_s: float = DEFAULT_RENEGOTIATION_S, search_budget: int | None = None,
+                    renegotiation_s: float | None = None, search_budget: int | None = None,
                     allow_intermediate: bool = True, allow_drain: bool = True,
-                    keep_turn_order: bool = True, **plan_kwargs: Any) -> Transition:
+                    keep_turn_order: bool = True, power_profiles: dict[str, Any] | None = None,
+                    **plan_kwargs: Any) -> Transition:
     """Plan a make-before-break transition (:mod:`.transition` doc) and prove it safe.
 
     ``action``: ``"off"`` | ``"on"`` | ``"speed"`` (``speed_mbps`` the new
@@ -685,7 +718,10 @@ def plan_transition(topology: Topology, action: str, link: Any, current_down: It
     ``plan_kwargs`` (vlan_range, reserved, traffic, max_broadcast_copies)
     as in :func:`intent.plan`. ``wait_s``: drain wait after the last flip;
     ``carrier_timeout_s``: how long the executor polls for carrier;
-    ``renegotiation_s``: how long a speed change takes before polling;
+    ``renegotiation_s``: how long a speed change takes before polling
+    (default: the longer of the link's ends' Table 6 figures, from their
+    power profiles, ``power_profiles`` adding user ones; else
+    :data:`DEFAULT_RENEGOTIATION_S`);
     ``search_budget``: window evaluations the flip-order search may spend
     (default 6 per switch); ``allow_intermediate`` / ``allow_drain``: the
     fallbacks when no flip order works; ``keep_turn_order`` (default True):
@@ -704,23 +740,23 @@ def plan_transition(topology: Topology, action: str, link: Any, current_down: It
     target = _resolve_link(topology, link)
     down = _current_down(topology, current_down)
     _check_link(topology, action, target, down, speed_mbps)
-    options = dict(plan_kwargs, engine=engine, assignment=assignment,
-                   engine_options=engine_options)
+    waits = _link_waits(topology, target, action, speed_mbps, renegotiation_s, power_profiles)
+    options = dict(plan_kwargs, engine=engine, assignment=assignment, engine_options=engine_options)
     work = _working_topology(topology)
     proof = _Proof(work, action, target.name)
-    budget = search_budget if search_budget is not None else \
-        SEARCH_BUDGET_PER_SWITCH * len(topology.switches)
+    budget = SEARCH_BUDGET_PER_SWITCH * len(topology.switches) if search_budget is None else search_budget
     router = _Router(options, keep_turn_order, target.name, topology.down_links())
     before = router.plan(work, down, current_bank, "the current routing")
     run = _Planning(target, proof, before.intent, current_bank, router.options, budget, wait_s,
                     allow_intermediate, allow_drain)
-    # state 0 must deliver on its own (it is the running fabric)
-    _check_state(proof, before.intent, "the current fabric")
+    _check_state(proof, before.intent, "the current fabric")   # the running fabric must deliver
     if action == "off":
         after = _plan_off(run, router, work, before, down, target.index)
     elif action == "on":
-        after = _plan_on(run, router, work, before, down, target.index, carrier_timeout_s)
+        after = _plan_on(run, router, work, before, down, target.index, carrier_timeout_s, waits)
     else:
         after = _plan_speed(run, router, topology, work, before, down, target.index,
-                            int(speed_mbps or 0), carrier_timeout_s, renegotiation_s)
-    return _transition(run, router, action, before, after, keep_turn_order, speed_mbps, started)
+                            int(speed_mbps or 0), carrier_timeout_s, waits)
+    transition = _transition(run, router, action, before, after, keep_turn_order, speed_mbps, started)
+    transition.proof["link_timings"] = waits
+    return transition
