@@ -51,7 +51,7 @@ ARGUMENT_SPEC = {
     "mgmt_network": {"type": "str", "default": DEFAULT_MGMT_NETWORK},
     "host_network": {"type": "str", "default": DEFAULT_HOST_NETWORK},
     "host_speed_mbps": {"type": "int", "default": DEFAULT_HOST_SPEED_MBPS},
-    "renegotiation_gap": {"type": "float", "default": 0.0},
+    "renegotiation_gap": {"type": "raw", "default": 0},
     "bridge": {"type": "str", "default": DEFAULT_BRIDGE},
     "userspace_tso": {"type": "bool", "default": True},
     "host_tx_offload": {"type": "bool", "default": True},

@@ -85,9 +85,12 @@ options:
   renegotiation_gap:
     description:
       - Seconds a switch port stays down when its speed is changed, as a real switch does while it renegotiates
-        (2.2-5.7 s measured). 0 changes speeds without a gap.
+        (2.3-5.7 s measured, switch-tagged paper Table 6). 0 changes speeds without a gap.
+      - V(profile) takes each switch's figure per speed change (1000 to 100 Mb/s, 100 to 1000 Mb/s, ...) from its
+        power profile's Table 6 link timings (the topology's C(power_profile), PC5324 when it names none); a
+        profile outside the built-in ones is refused.
       - M(ethercluster.routing.ovs_switch) honours it for every speed change on the lab's switches.
-    type: float
+    type: raw
     default: 0
   bridge:
     description: Name of the OVS bridge of every switch.
@@ -212,7 +215,7 @@ def main():
             mgmt_network=dict(type="str", default="198.51.100.0/24"),
             host_network=dict(type="str", default="10.42.0.0/16"),
             host_speed_mbps=dict(type="int", default=1000),
-            renegotiation_gap=dict(type="float", default=0.0),
+            renegotiation_gap=dict(type="raw", default=0),
             bridge=dict(type="str", default="br0"),
             userspace_tso=dict(type="bool", default=True),
             host_tx_offload=dict(type="bool", default=True),

@@ -27,7 +27,9 @@ description:
     The pipeline is replaced atomically (C(ovs-ofctl --bundle replace-flows), which also flushes learned entries);
     ports come up before and go down after it.
   - On a switch of the lab (M(ethercluster.routing.lab)) with a renegotiation gap, a speed change takes the port
-    down for the gap and brings it back, and the task returns after the gap.
+    down for the gap (the switch's figure for that change, when the lab was built with
+    O(ethercluster.routing.lab#module:renegotiation_gap=profile)) and brings it back, and the task returns after
+    the gap.
   - O(state=rendered) returns the flows without connecting; O(state=parsed) parses given text;
     O(state=gathered) reads the switch and changes nothing.
   - The pipeline is described in docs/platforms.md of the collection.

@@ -56,6 +56,8 @@ DEFAULT_HOST_NETWORK = "10.42.0.0/16"
 DEFAULT_BRIDGE = "br0"
 DEFAULT_HOST_SPEED_MBPS = 1000
 MAX_RENEGOTIATION_GAP_S = 60.0
+# renegotiation_gap: "profile": each switch's own Table 6 figures
+GAP_FROM_PROFILE = "profile"
 OVS_SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
 # platform -> default interface name pattern of the ports its emulated CLI has
 CLI_PLATFORMS = {"dell_os6": "Gi1/0/{port}"}
@@ -75,7 +77,7 @@ def lab_tag(name: str) -> str:
 
 def lab_layout(topology: Topology, name: str | None = None, state_root: str = STATE_ROOT,
                mgmt_network: str = DEFAULT_MGMT_NETWORK, host_network: str = DEFAULT_HOST_NETWORK,
-               host_speed_mbps: int = DEFAULT_HOST_SPEED_MBPS, renegotiation_gap: float = 0.0,
+               host_speed_mbps: int = DEFAULT_HOST_SPEED_MBPS, renegotiation_gap: float | str = 0.0,
                bridge: str = DEFAULT_BRIDGE, userspace_tso: bool = True,
                host_tx_offload: bool = True, ovs_schema: str = OVS_SCHEMA,
                cli_python: str | None = None, cli_pythonpath: str | None = None) -> dict[str, Any]:
@@ -83,13 +85,12 @@ def lab_layout(topology: Topology, name: str | None = None, state_root: str = ST
 
     ``name`` defaults to the topology's name. ``renegotiation_gap`` (seconds)
     is how long a switch port stays down when its speed is changed (0: no
-    gap). ``userspace_tso`` sets ``other_config:userspace-tso-enable`` before
-    each ``ovs-vswitchd`` starts (TCP across the lab needs it, or
-    ``host_tx_offload=False``, which turns tx offload off on the host NICs).
+    gap; ``"profile"``: each switch's Table 6 figures). ``userspace_tso``
+    sets ``other_config:userspace-tso-enable`` before each ``ovs-vswitchd``
+    starts (TCP across the lab needs it, or ``host_tx_offload=False``).
     ``cli_python``/``cli_pythonpath``: the interpreter (with jinja2 and
-    netaddr) and the directory holding ``ansible_collections/`` that run the
-    emulated CLI of switches on a :data:`CLI_PLATFORMS` platform (default:
-    this Python and this code's collection tree); unused otherwise.
+    netaddr) and the ``ansible_collections/`` parent that run the emulated
+    CLI of :data:`CLI_PLATFORMS` switches (default: this Python and tree).
 
     Raises :class:`~.plan.LabError` naming the option, switch or host at
     fault: a bad lab name, networks too small for the fabric, a host address
@@ -111,6 +112,8 @@ def lab_layout(topology: Topology, name: str | None = None, state_root: str = ST
     hosts = _host_layouts(topology, hosts_net, netns_prefix, host_speed_mbps)
     links = [{"a": str(link.a), "b": str(link.b), "speed_mbps": link.speed_mbps,
               "state": link.state} for link in topology.links]
+    for sw_name, gaps in (renegotiation_gaps(topology) if gap == GAP_FROM_PROFILE else {}).items():
+        switches[sw_name]["renegotiation_gaps"] = gaps
     layout = {
         "schema": LAB_SCHEMA,
         "lab": name,
@@ -134,10 +137,34 @@ def lab_layout(topology: Topology, name: str | None = None, state_root: str = ST
     return layout
 
 
+def renegotiation_gaps(topology: Topology) -> dict[str, dict[str, float]]:
+    """Per switch, ``{"FROM>TO": seconds}``: how long its model keeps a
+    port down while it changes speed (switch-tagged paper §4.3, Table 6,
+    from the switch's power profile, the default one when it names none).
+    LabError naming the switch when its profile is unknown or has no
+    speed-change figures."""
+    # the power model imports the fabric model; only this option needs it
+    from ..power.model import PowerError, switch_profiles   # pylint: disable=import-outside-toplevel
+    try:
+        profiles = switch_profiles(topology)
+    except PowerError as exc:
+        raise LabError("renegotiation_gap: %s: %s; the lab knows only the built-in profiles"
+                       % (GAP_FROM_PROFILE, exc)) from None
+    result = {}
+    for name, profile in profiles.items():
+        timings = profile.link_timings
+        if timings is None or not timings.speed_change_s:
+            raise LabError("renegotiation_gap: %s: switch %s: power profile %s has no speed-change "
+                           "figures (link_timings)" % (GAP_FROM_PROFILE, name, profile.name))
+        result[name] = timings.to_data()["speed_change_s"]
+    return result
+
+
 def _checked_options(name: Any, bridge: Any, state_root: Any, host_speed_mbps: Any,
-                     renegotiation_gap: Any) -> tuple[str, float]:
+                     renegotiation_gap: Any) -> tuple[str, float | str]:
     """Check the plain options of :func:`lab_layout`; return the state root
-    without a trailing slash and the renegotiation gap in seconds."""
+    without a trailing slash and the renegotiation gap in seconds (or
+    ``"profile"``)."""
     if not isinstance(name, str) or not _LAB_NAME_RE.match(name):
         raise LabError("name: a lab name is 1-32 letters, digits, '_' or '-', starting with a "
                        "letter or digit; got %r" % (name,))
@@ -151,11 +178,13 @@ def _checked_options(name: Any, bridge: Any, state_root: Any, host_speed_mbps: A
             or host_speed_mbps <= 0:
         raise LabError("host_speed_mbps: must be a whole number of Mbit/s > 0, got %r"
                        % (host_speed_mbps,))
+    if renegotiation_gap == GAP_FROM_PROFILE:
+        return state_root.rstrip("/"), GAP_FROM_PROFILE
     try:
         gap = float(renegotiation_gap)
     except (TypeError, ValueError):
-        raise LabError("renegotiation_gap: must be a number of seconds, got %r"
-                       % (renegotiation_gap,))
+        raise LabError("renegotiation_gap: must be a number of seconds or %r (each switch's "
+                       "Table 6 figures), got %r" % (GAP_FROM_PROFILE, renegotiation_gap))
     if not 0 <= gap <= MAX_RENEGOTIATION_GAP_S:
         raise LabError("renegotiation_gap: must be from 0 to %g seconds, got %r"
                        % (MAX_RENEGOTIATION_GAP_S, renegotiation_gap))

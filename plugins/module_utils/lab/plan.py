@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from ..errors import EtherclusterError
-from ..platforms.ovs import GAP_FILE, tbf_parameters
+from ..platforms.ovs import GAP_FILE, gap_file_text, tbf_parameters
 
 LAB_SCHEMA = "ethercluster.routing/lab/v1"
 RECORD_FILE = "lab.json"
@@ -214,8 +214,10 @@ def _files_job(layout: dict[str, Any]) -> list[Any]:
     steps.append(Command(("ovsdb-tool", "create", paths["template_db"], layout["ovs_schema"])))
     for name, sw in layout["switches"].items():
         steps.append(WriteFile("%s/sshd_config" % sw["dir"], sshd_config(layout, name), 0o600))
+        gaps = sw.get("renegotiation_gaps")
         steps.append(WriteFile("%s/%s" % (sw["dir"], GAP_FILE),
-                               "%g\n" % layout["renegotiation_gap"], 0o644))
+                               gap_file_text(max(gaps.values()) if gaps else layout["renegotiation_gap"],
+                                             gaps), 0o644))
         if "cli" in sw:
             steps.append(WriteFile("%s/%s" % (sw["dir"], CLI_SETTINGS), cli_settings(layout, name), 0o600))
     steps.append(WriteFile(paths["inventory"], inventory_yaml(layout), 0o600))

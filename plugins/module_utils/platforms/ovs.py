@@ -84,6 +84,7 @@ class OvsError(EtherclusterError):
 # link stays down while it renegotiates a new speed). The lab writes that
 # file when it builds a switch; the write script reads it.
 GAP_FILE = "ethercluster-renegotiation-gap"
+_SPEED_CHANGE_RE = re.compile(r"^[0-9]+>[0-9]+$")
 TBF_LATENCY = "20ms"
 TBF_MIN_BURST = 131072  # bytes: a 64 KiB TSO segment must fit in a bucket
 
@@ -595,11 +596,35 @@ def parse_tc(text: str) -> dict[str, int | float]:
     return rates
 
 
+def gap_file_text(gap: float, gaps: dict[str, float] | None = None) -> str:
+    """The renegotiation-gap file of a lab switch (:data:`GAP_FILE`): the
+    gap of any speed change on the first line, then one ``FROM>TO SECONDS``
+    line per change that has its own figure (a switch model's Table 6)."""
+    return "".join(["%g\n" % gap] + ["%s %g\n" % item for item in sorted((gaps or {}).items())])
+
+
+def parse_gap_file(lines: list[str]) -> tuple[float, dict[str, float]]:
+    """:func:`gap_file_text` read back: ``(gap, {"FROM>TO": seconds})``;
+    lines it cannot read are skipped (an old or hand-edited file)."""
+    gap, gaps = 0.0, {}
+    for line in lines:
+        words = line.split()
+        try:
+            if len(words) == 1:
+                gap = float(words[0])
+            elif len(words) == 2 and _SPEED_CHANGE_RE.match(words[0]):
+                gaps[words[0]] = float(words[1])
+        except ValueError:
+            continue
+    return gap, gaps
+
+
 def parse_state(text: str) -> dict[str, Any]:
     """The output of :func:`read_script` -> the form :func:`render` returns,
     plus what only a live switch has: ``ports[*]`` gain ``dev``, ``ofport``
     and ``link``; ``learned_flows`` and ``foreign_flows`` hold the flows
-    that are not part of the pipeline; ``gap`` is the renegotiation gap."""
+    that are not part of the pipeline; ``gap`` is the renegotiation gap and
+    ``gaps`` the gaps of particular speed changes (:func:`parse_gap_file`)."""
     sections: dict[str, list[str]] = {}
     name = None
     for line in text.splitlines():
@@ -622,12 +647,7 @@ def parse_state(text: str) -> dict[str, Any]:
     for number, port in sorted(ports_by_number.items()):
         ports[str(number)] = {"admin": port["admin"], "speed_mbps": rates.get(port["dev"]),
                               "dev": port["dev"], "ofport": number, "link": port["link"]}
-    gap = 0.0
-    for value in sections.get("gap", []):
-        try:
-            gap = float(value.strip())
-        except ValueError:
-            continue
+    gap, gaps = parse_gap_file(sections.get("gap", []))
     return {
         "flows": sorted((f for f in flows if f.cookie == PIPELINE_COOKIE), key=_flow_order),
         "learned_flows": [f for f in flows if f.cookie == LEARNED_COOKIE],
@@ -636,6 +656,7 @@ def parse_state(text: str) -> dict[str, Any]:
         "bridge": {"stp": bridge_values[0] == "true", "rstp": bridge_values[1] == "true",
                    "fail_mode": bridge_values[2] or None},
         "gap": gap,
+        "gaps": gaps,
     }
 
 
@@ -741,6 +762,13 @@ def read_script(bridge: str = DEFAULT_BRIDGE) -> str:
     ])
 
 
+def _speed_change_gap(current: dict[str, Any], port: str, speed: int) -> float:
+    """How long ``port`` stays down to change to ``speed``: the switch's
+    figure for that change, else its gap for any change."""
+    key = "%s>%s" % (current["ports"][port].get("speed_mbps"), speed)
+    return float((current.get("gaps") or {}).get(key, current.get("gap") or 0))
+
+
 def write_script(changes: Changes, desired: dict[str, Any], current: dict[str, Any],
                  bridge: str = DEFAULT_BRIDGE) -> str:
     """Shell script that applies ``changes`` in one round trip.
@@ -772,7 +800,7 @@ def write_script(changes: Changes, desired: dict[str, Any], current: dict[str, A
         lines.append("%s mod-port %s %s down" % (ofctl, bridge, current["ports"][port]["ofport"]))
     if changes.speeds:
         devices = {port: current["ports"][port]["dev"] for port in changes.speeds}
-        gap = float(current.get("gap") or 0)
+        gap = max(_speed_change_gap(current, port, speed) for port, speed in changes.speeds.items())
         if gap > 0:
             lines.extend("ip link set %s down" % shlex.quote(devices[port])
                          for port in sorted(changes.speeds, key=int))
