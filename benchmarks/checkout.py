@@ -9,7 +9,9 @@ command line every script shares (its summary, ``--json FILE``)."""
 import argparse
 import json
 import os
+import platform
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -42,3 +44,17 @@ def write_rows(path, rows):
     if path:
         with open(path, "w", encoding="utf-8") as handle:
             json.dump(rows, handle, indent=1)
+
+
+def report(title, started, table_text, json_path, rows):
+    """Print ``title`` with the machine and the seconds since ``started``,
+    then the markdown table; write ``rows`` to ``json_path`` (if any)."""
+    print("%s (%s, Python %s), %.0f s\n" % (title, platform.machine(), platform.python_version(),
+                                           time.perf_counter() - started))
+    print(table_text)
+    write_rows(json_path, rows)
+
+
+def start(doc, argv, quick=None):
+    """``(arguments, start time)``: :func:`benchmark_parser` read from ``argv``."""
+    return benchmark_parser(doc, quick).parse_args(argv), time.perf_counter()

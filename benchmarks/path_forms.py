@@ -22,11 +22,10 @@ the paths it keeps.
 
 from __future__ import annotations
 
-import platform
 import sys
 import time
 
-from checkout import benchmark_parser, make_importable, write_rows
+from checkout import make_importable, report, start
 
 make_importable()
 
@@ -94,9 +93,7 @@ def table(rows):
 
 
 def main(argv=None):
-    parser = benchmark_parser(__doc__, quick="the torus, random 32 and fat tree only")
-    args = parser.parse_args(argv)
-    started = time.perf_counter()
+    args, started = start(__doc__, argv, quick="the torus, random 32 and fat tree only")
     rows = []
     for name, spec, engines in FABRICS:
         if args.quick and name not in QUICK:
@@ -105,10 +102,7 @@ def main(argv=None):
             for engine in engines:
                 rows.append(measure(name, spec, hosts, engine))
                 print("measured %s, %d hosts/switch, %s" % (name, hosts, engine), file=sys.stderr)
-    print("Path forms (%s, Python %s), %.0f s\n" % (platform.machine(), platform.python_version(),
-                                                    time.perf_counter() - started))
-    print(table(rows))
-    write_rows(args.json, rows)
+    report("Path forms", started, table(rows), args.json, rows)
     return 0
 
 

@@ -68,6 +68,9 @@ options:
   engine_options:
     description:
       - "Options of the routing engine, for example C({root: sw5}) for V(updown) or C({seed: 3}) for V(segment)."
+      - "C({paths: source_tree}) gives every engine a tree of legal paths per source; C({paths: paper}) the
+        switch-tagged paper's own path sets (section 4.1, Table 3) for V(dor) on a mesh or a torus with two cables
+        per neighbour pair, V(north_last) on a 2-D mesh and V(updown) on a generated fat tree."
       - An option the engine does not know fails the task, naming it.
       - Default is the topology file's C(fabric.engine_options), else none.
     type: dict
@@ -79,6 +82,7 @@ options:
       - V(auto) tries fixed with the engine's own paths (when they form a tree per source), then fixed with
         source-tree paths (engine option C(paths=source_tree)), then renamed, and keeps the first plan that
         passes every check (limits and broadcast containment included); check C(assignment_choice) says why.
+        With C(paths=paper) it tries fixed, then renamed, on the paper's paths.
       - Default is the topology file's C(fabric.assignment), else V(auto).
     type: str
     choices: [auto, fixed, renamed]

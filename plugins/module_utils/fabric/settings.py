@@ -212,8 +212,8 @@ def intent_settings(intent: Any) -> dict[str, Any]:
     if settings["assignment"] == "auto" and isinstance(choice, Mapping):
         # what auto picked is what a transition must reproduce
         settings["assignment"] = choice.get("picked", fabric.get("assignment"))
-        if choice.get("paths") == "source_tree":
-            settings["engine_options"] = dict(settings["engine_options"] or {}, paths="source_tree")
+        if choice.get("paths") in ("source_tree", "paper"):
+            settings["engine_options"] = dict(settings["engine_options"] or {}, paths=choice["paths"])
     return settings
 
 

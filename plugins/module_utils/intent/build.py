@@ -744,6 +744,10 @@ AUTO_WHY = {
                                     "paths; broadcasts follow the fabric's flood tree",
     ("fixed", "source_tree"): "a tree of legal paths per source (engine option paths: "
                               "source_tree) carried by one VLAN each",
+    ("fixed", "paper"): "the switch-tagged paper's own path sets (engine option paths: paper) "
+                        "form a tree from every source",
+    ("renamed", "paper"): "a VLAN per input port (C x N -> C) keeps the paper's path sets; "
+                          "broadcasts follow the fabric's flood tree",
 }
 
 
@@ -777,6 +781,8 @@ def add_flood_tree(topology: Topology, routing: Any, assignment: Any, broadcast:
 def _auto_candidates(asked, renamed_first):
     """auto's (assignment, paths) in order: keep the engine's paths when
     broadcasts can be contained (or need not be), else source trees."""
+    if asked == "paper":
+        return [("fixed", "paper"), ("renamed", "paper")]
     order = [("fixed", "per_destination")]
     order += [("renamed", "per_destination")] if renamed_first else []
     order += [("fixed", "source_tree")]
@@ -805,7 +811,7 @@ def _plan_auto(topology, engine, engine_options, settings):
                                 made_routing)
         except PlanError as exc:
             _add_timings(spent, exc.plan)
-            if made_routing.get("per_destination") is None:
+            if not made_routing:
                 raise   # the engine itself failed: no candidate can do better
             failed = "; ".join("%s: %s" % (c["name"], c["detail"]) for c in exc.checks
                                if not c["ok"]) or str(exc)
@@ -908,6 +914,10 @@ def _route(topology, engine, engine_options, down, made_routing):
     if made_routing is None:
         return compute_routing(topology, engine, down=down, **options)
     paths = options.pop("paths", "per_destination")
+    if paths == "paper":
+        if made_routing.get("paper") is None:
+            made_routing["paper"] = compute_routing(topology, engine, down=down, paths=paths, **options)
+        return made_routing["paper"]
     if made_routing.get("per_destination") is None:
         made_routing["per_destination"] = compute_routing(topology, engine, down=down, **options)
     base = made_routing["per_destination"]

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..fabric.topology import Topology
 from .base import RoutingError, RoutingFunction, down_set, select_paths  # noqa: F401
+from .paper_paths import paper_routing
 from .source_tree import PATHS_FORMS, SourceTreeRouting, source_trees  # noqa: F401
 
 ENGINES = {
@@ -56,9 +57,10 @@ def compute_routing(topology: Topology, engine: str, down: Any = (), **options: 
     ``down`` (see :func:`down_set`), and return its RoutingFunction.
 
     The option ``paths`` every engine takes: ``per_destination`` (the
-    default; a ``C x N -> C`` table) or ``source_tree`` (a tree of legal
+    default; a ``C x N -> C`` table), ``source_tree`` (a tree of legal
     paths per source, :mod:`.source_tree`, which the fixed VLAN assignment
-    carries)."""
+    carries) or ``paper`` (the switch-tagged paper's own path sets,
+    :mod:`.paper_paths`, for dor, north_last and updown)."""
     function = engine_function(engine)
     if not isinstance(topology, Topology):
         raise RoutingError("%s: expected a Topology (from load_topology or topology_from_data), "
@@ -67,6 +69,8 @@ def compute_routing(topology: Topology, engine: str, down: Any = (), **options: 
     if paths not in PATHS_FORMS:
         raise RoutingError("%s: option paths must be one of %s, got %r"
                            % (engine, ", ".join(PATHS_FORMS), paths))
+    if paths == "paper":
+        return paper_routing(topology, engine, down, **options)
     routing = function(topology, down=down, **options)
     if paths == "source_tree":
         return source_trees(routing, options.get("balance", True))

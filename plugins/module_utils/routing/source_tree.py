@@ -39,7 +39,7 @@ import numpy as np
 from .base import (DEFAULT_BALANCE_PASSES, RoutingError, RoutingFunction, _Arrays, _LegalTurns,
                    _run_starts, balance_passes)
 
-PATHS_FORMS = ("per_destination", "source_tree")
+PATHS_FORMS = ("per_destination", "source_tree", "paper")
 
 
 class SourceTreeRouting(RoutingFunction):

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-import paper_routings
+from ansible_collections.ethercluster.routing.plugins.module_utils.routing import paper_paths
 from ansible_collections.ethercluster.routing.plugins.module_utils.verify import metrics
 from ansible_collections.ethercluster.routing.plugins.module_utils.verify.dot1q import Dot1qFabric
 from ansible_collections.ethercluster.routing.plugins.module_utils.errors import (
@@ -222,7 +222,7 @@ def test_a_routing_with_a_cdg_cycle_fails_deadlock_and_storm_checks():
     paths = {(src, dst): ["s%d" % ((int(src[1]) + k) % 4)
                           for k in range((int(dst[1]) - int(src[1])) % 4 + 1)]
              for src, dst in itertools.permutations(topology.switch_names(), 2)}
-    routing = paper_routings.routing_from_paths(topology, paths, "clockwise")
+    routing = paper_paths.routing_from_paths(topology, paths, "clockwise")
     report = cdg.verify_routing(routing)
     deadlock = checks_by_name(routing_checks(report))["deadlock_free"]
     assert not deadlock["ok"] and deadlock["switch"].startswith("s")

@@ -131,7 +131,7 @@ def test_renamed_assignment_refuses_source_trees():
 def test_bad_paths_option_is_named():
     topology = gen(kind="mesh", dims=[3, 3])
     with pytest.raises(RoutingError, match="option paths must be one of per_destination, "
-                                           "source_tree, got 'trees'"):
+                                           "source_tree, paper, got 'trees'"):
         compute_routing(topology, "updown", paths="trees")
     with pytest.raises(RoutingError, match="depends on the source"):
         compute_routing(topology, "updown", paths="source_tree").next_channel("sw0", None, "sw1")
