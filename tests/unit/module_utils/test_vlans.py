@@ -479,6 +479,47 @@ def test_table3_paper_paths_count_exactly(row, k, n):
     assert counts[0] <= paper(k, n)[0] and counts[1] <= paper(k, n)[1]
 
 
+# The engines' own (balanced, per-destination) paths on the same cells, as
+# docs/vlans.md shows them beside the paper's: (fixed or None when refused,
+# renamed). Balancing spreads a source's paths over parallel cables and
+# middle switches, so fixed refuses them and renamed needs more rows.
+DEFAULT_PATHS = {
+    ("mesh", "dor"): lambda k, n: (k ** (n - 1), n),
+    ("mesh, 1 link off", "north_last"): lambda k, n: (None, {3: 2, 4: 3, 5: 3, 6: 3, 7: 4, 8: 4}[k]),
+    ("torus", "dor"): lambda k, n: (None, {2: 9, 3: 13}[n]),
+}
+
+
+@pytest.mark.parametrize("row, engine, k, n", [
+    (row, engine, k, n) for row, engine in sorted(DEFAULT_PATHS)
+    for k, n in [(k, 2) for k in range(3, 9)] + [(3, 3), (4, 3)]
+    if engine != "north_last" or n == 2])   # a 2-D turn model; dor refuses the down link
+def test_table3_default_paths_count_exactly(row, engine, k, n):
+    spec, _engine, cable_down = TABLE3_ROWS[row][:3]
+    topology = generated(**spec(k, n))
+    down = [_one_x_cable_down(topology)] if cable_down else []
+    routing = compute_routing(topology, engine, down=down)
+    fixed, renamed = DEFAULT_PATHS[(row, engine)](k, n)
+    if fixed is None:
+        with pytest.raises(VlanError, match="do not form a tree"):
+            assign_vlans(routing, "fixed")
+    else:
+        assert assign_vlans(routing, "fixed").vlans_used == fixed
+    assert assign_vlans(routing, "renamed").vlans_used == renamed
+
+
+@pytest.mark.parametrize("u, d, r, fixed, renamed", [
+    (2, 4, 1, 4, 3), (3, 3, 1, 3, 3), (2, 4, 2, None, 4), (3, 6, 2, None, 6), (4, 4, 2, 4, 3)])
+def test_table3_fat_tree_default_updown_counts_exactly(u, d, r, fixed, renamed):
+    routing = compute_routing(generated(kind="fat_tree", u=u, d=d, r=r), "updown")
+    if fixed is None:
+        with pytest.raises(VlanError, match="do not form a tree"):
+            assign_vlans(routing, "fixed")
+    else:
+        assert assign_vlans(routing, "fixed").vlans_used == fixed
+    assert assign_vlans(routing, "renamed").vlans_used == renamed
+
+
 @pytest.mark.parametrize("u, d, r", [(2, 4, 1), (3, 3, 1), (2, 4, 2), (3, 6, 2), (2, 2, 2), (4, 4, 2)])
 def test_table3_fat_tree_mirror_paths(u, d, r):
     """Fat tree (u, d, r), updown with paths: paper (the mirror paths of
