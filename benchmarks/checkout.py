@@ -49,8 +49,8 @@ def write_rows(path, rows):
 def report(title, started, table_text, json_path, rows):
     """Print ``title`` with the machine and the seconds since ``started``,
     then the markdown table; write ``rows`` to ``json_path`` (if any)."""
-    print("%s (%s, Python %s), %.0f s\n" % (title, platform.machine(), platform.python_version(),
-                                           time.perf_counter() - started))
+    seconds = time.perf_counter() - started
+    print("%s (%s, Python %s), %.0f s\n" % (title, platform.machine(), platform.python_version(), seconds))
     print(table_text)
     write_rows(json_path, rows)
 

@@ -499,7 +499,12 @@ def test_table3_default_paths_count_exactly(row, engine, k, n):
     topology = generated(**spec(k, n))
     down = [_one_x_cable_down(topology)] if cable_down else []
     routing = compute_routing(topology, engine, down=down)
-    fixed, renamed = DEFAULT_PATHS[(row, engine)](k, n)
+    _assert_counts(routing, *DEFAULT_PATHS[(row, engine)](k, n))
+
+
+def _assert_counts(routing, fixed, renamed):
+    """Fixed uses exactly ``fixed`` VLANs (None: refused, the paths form no
+    tree) and renamed exactly ``renamed``."""
     if fixed is None:
         with pytest.raises(VlanError, match="do not form a tree"):
             assign_vlans(routing, "fixed")
@@ -512,12 +517,7 @@ def test_table3_default_paths_count_exactly(row, engine, k, n):
     (2, 4, 1, 4, 3), (3, 3, 1, 3, 3), (2, 4, 2, None, 4), (3, 6, 2, None, 6), (4, 4, 2, 4, 3)])
 def test_table3_fat_tree_default_updown_counts_exactly(u, d, r, fixed, renamed):
     routing = compute_routing(generated(kind="fat_tree", u=u, d=d, r=r), "updown")
-    if fixed is None:
-        with pytest.raises(VlanError, match="do not form a tree"):
-            assign_vlans(routing, "fixed")
-    else:
-        assert assign_vlans(routing, "fixed").vlans_used == fixed
-    assert assign_vlans(routing, "renamed").vlans_used == renamed
+    _assert_counts(routing, fixed, renamed)
 
 
 @pytest.mark.parametrize("u, d, r", [(2, 4, 1), (3, 3, 1), (2, 4, 2), (3, 6, 2), (2, 2, 2), (4, 4, 2)])
