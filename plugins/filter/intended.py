@@ -22,6 +22,7 @@ try:
         topology_file_settings,
         transition_options,
     )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import unclaimed_topology
     from ansible_collections.ethercluster.routing.plugins.module_utils.intent.build import SCHEMA
     from ansible_collections.ethercluster.routing.plugins.module_utils.intent.schema import validate_intent
     from ansible_collections.ethercluster.routing.plugins.module_utils.platforms.render import (
@@ -196,6 +197,19 @@ def inventory_problems(intent, switches, hostvars, push_paths, source="the inten
     return "nothing pushed: " + "".join(parts) if parts else ""
 
 
+def unclaimed_topologies(sources):
+    """One message per inventory source (``ansible_inventory_sources``)
+    that is a topology file Ansible read as a plain YAML inventory, because
+    it lacks the ``plugin:`` line; an empty list when there is none."""
+    _need_imports("unclaimed_topologies")
+    if isinstance(sources, str):
+        sources = [sources]
+    if not isinstance(sources, (list, tuple)):
+        raise AnsibleFilterError("unclaimed_topologies: expects the list of inventory sources, got %s"
+                                 % type(sources).__name__)
+    return [message for message in (unclaimed_topology(str(source)) for source in sources) if message]
+
+
 def _host_var(hostvars, host, name):
     """A host's variable from Ansible's hostvars (or a plain mapping), or None."""
     try:
@@ -213,4 +227,4 @@ class FilterModule:
 
     def filters(self):
         return {"intended_intent": intended_intent, "deployed_settings": deployed_settings,
-                "inventory_problems": inventory_problems}
+                "inventory_problems": inventory_problems, "unclaimed_topologies": unclaimed_topologies}

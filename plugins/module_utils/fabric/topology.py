@@ -355,6 +355,36 @@ def load_topology(path: str | os.PathLike) -> Topology:
     return topology_from_data(parse_yaml(read_text(path, source), source), source)
 
 
+INVENTORY_PLUGIN = "ethercluster.routing.topology"
+_GROUP_KEYS = {"hosts", "children", "vars"}
+
+
+def unclaimed_topology(path: str | os.PathLike) -> str:
+    """Why the inventory source ``path`` is a topology file that Ansible
+    read as a plain YAML inventory, or ``""``. Without a ``plugin:`` line
+    naming :data:`INVENTORY_PLUGIN` Ansible's own ``yaml`` plugin takes the
+    file, turns its keys into groups and yields none of its switches, and a
+    play would go on with another fabric. A file counts as a topology when
+    all its top-level keys are topology fields and it has ``generate``,
+    ``links`` or a ``switches`` mapping that is no inventory group."""
+    source = str(path)
+    if not source.endswith((".yml", ".yaml")) or not os.path.isfile(source):
+        return ""
+    try:
+        data = parse_yaml(read_text(source), source)
+    except TopologyError:
+        return ""  # not ours to judge: the plugin that reads it says what is wrong
+    if not isinstance(data, dict) or "plugin" in data or not set(data) <= TOP_LEVEL_FIELDS:
+        return ""
+    switches = data.get("switches")
+    group = isinstance(switches, dict) and bool(_GROUP_KEYS & set(switches))
+    if "generate" in data or "links" in data or (isinstance(switches, dict) and not group):
+        return ("%s: a topology file without the line 'plugin: %s', so Ansible read it as a "
+                "plain YAML inventory (its keys became groups) and took none of its switches; "
+                "add that line at the top of the file" % (source, INVENTORY_PLUGIN))
+    return ""
+
+
 def topology_from_data(data: Any, source: str = "<topology>") -> Topology:
     """Validate plain data (explicit or generated form) into a Topology.
 

@@ -1,7 +1,8 @@
 """The filters behind the roles (plugins/filter/intended.py): a reviewed
 intended/ directory taken as it is, or refused naming the file; the fabric
 settings read back from a deployed intent; the inventory checked against an
-intent before a push."""
+intent before a push; topology files Ansible read as plain YAML
+inventories named."""
 
 import json
 import os
@@ -16,6 +17,7 @@ from ansible_collections.ethercluster.routing.plugins.filter.intended import (
     deployed_settings,
     intended_intent,
     inventory_problems,
+    unclaimed_topologies,
 )
 from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.settings import DEFAULTS
 from ansible_collections.ethercluster.routing.plugins.module_utils.report.outputs import run_plan, sync_files
@@ -36,7 +38,8 @@ def planned(tmp_path):
 
 
 def test_the_filters_are_registered():
-    assert set(FilterModule().filters()) == {"intended_intent", "deployed_settings", "inventory_problems"}
+    assert set(FilterModule().filters()) == {"intended_intent", "deployed_settings", "inventory_problems",
+                                                "unclaimed_topologies"}
 
 
 def test_a_reviewed_directory_gives_its_intent(planned):
@@ -134,3 +137,38 @@ def test_the_inventory_must_hold_exactly_the_intents_switches(planned):
     assert message.endswith("(and ansible_network_os): sw1")
     with pytest.raises(AnsibleFilterError, match="the intent has no switches mapping"):
         inventory_problems(None, [], {}, PUSH_PATHS)
+
+
+@pytest.mark.parametrize("text", [
+    "generate: {kind: torus, dims: [4, 4], hosts_per_switch: 1}\n",
+    "name: rack3\nswitches:\n  sw0: {}\n  sw1: {}\nlinks:\n  - {a: sw0:1, b: sw1:1}\n",
+    "switches:\n  sw0: {platform: ovs}\n",
+])
+def test_a_topology_without_its_plugin_line_is_named(tmp_path, text):
+    path = tmp_path / "fabric.yml"
+    path.write_text(text)
+    messages = unclaimed_topologies([str(path), str(tmp_path)])
+    assert messages == ["%s: a topology file without the line 'plugin: ethercluster.routing.topology', so "
+                        "Ansible read it as a plain YAML inventory (its keys became groups) and took none of "
+                        "its switches; add that line at the top of the file" % path]
+    path.write_text("plugin: ethercluster.routing.topology\n" + text)
+    assert unclaimed_topologies([str(path)]) == []
+
+
+@pytest.mark.parametrize("name, text", [
+    ("inventory.yml", "all:\n  children:\n    switches:\n      hosts: {sw0: {}}\n"),
+    ("groups.yml", "switches:\n  hosts:\n    sw0: {}\n"),            # an inventory group named switches
+    ("other.yml", "plugin: community.general.nmap\naddress: 10.0.0.0/24\n"),
+    ("vars.yml", "generate: 1\nowner: me\n"),                            # a key no topology has
+    ("broken.yml", "generate: [\n"),
+    ("hosts.ini", "generate: {kind: torus}\n"),
+])
+def test_other_inventory_sources_are_left_alone(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    assert unclaimed_topologies([str(path), str(tmp_path / "absent.yml")]) == []
+
+
+def test_unclaimed_topologies_wants_the_list_of_sources():
+    with pytest.raises(AnsibleFilterError, match="expects the list of inventory sources, got int"):
+        unclaimed_topologies(42)
