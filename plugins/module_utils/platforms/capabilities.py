@@ -38,6 +38,12 @@ DOT1Q_MAX_VLANS = 4094  # 802.1Q: IDs 1-4094 (0 and 4095 reserved)
 # broadcast address itself (docs/platforms.md "Contained broadcasts").
 BROADCAST_TREE_PLATFORMS = frozenset({"ovs"})
 
+# The Ethernet rates of IEEE 802.3 (Mb/s): a speed change to any other figure
+# is a typo even where the platform lists no speeds of its own (OVS shapes any
+# rate with tc, but it stands in for a real switch).
+ETHERNET_SPEEDS_MBPS = (10, 100, 1000, 2500, 5000, 10000, 25000, 40000, 50000, 100000,
+                        200000, 400000, 800000)
+
 
 class PlatformError(EtherclusterError):
     """A switch's platform cannot run switch-tagged routing, its intent

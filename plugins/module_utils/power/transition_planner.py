@@ -23,7 +23,7 @@ from ..verify import cdg
 from ..errors import EtherclusterError, TopologyError
 from ..intent.build import Plan, PlanError, add_flood_tree, build_intent, check_intent, plan
 from ..assign.macs import static_mac_table
-from ..platforms.capabilities import CAPABILITIES
+from ..platforms.capabilities import CAPABILITIES, ETHERNET_SPEEDS_MBPS
 from ..routing import compute_routing
 from ..routing.base import RoutingFunction, select_paths, turns
 from ..fabric.topology import Link, Topology
@@ -545,6 +545,18 @@ def _check_link(topology: Topology, action: str, target: Link, down: set[int],
                                   link=link_name)
 
 
+def _speed_problem(speed_mbps: Any) -> str:
+    """What is wrong with ``speed_mbps`` as the target of a speed change
+    (missing, not a whole number, not positive), or an empty string."""
+    if speed_mbps is None:
+        return "missing: give the new speed (-e speed_mbps=100 or link_transition_speed_mbps)"
+    if isinstance(speed_mbps, bool) or not isinstance(speed_mbps, int):
+        return "a whole number of Mb/s is needed, got %r" % (speed_mbps,)
+    if speed_mbps <= 0:
+        return "a speed above 0 Mb/s is needed, got %d" % speed_mbps
+    return ""
+
+
 def _check_speed(topology: Topology, target: Link, is_down: bool, speed_mbps: Any) -> None:
     """Refuse a speed change of a down link, to a bad or the same speed, or
     to one the platform of either end cannot set."""
@@ -552,9 +564,9 @@ def _check_speed(topology: Topology, target: Link, is_down: bool, speed_mbps: An
     if is_down:
         raise TransitionError("link %s is down; bring it on before changing its speed"
                               % link_name, link=link_name)
-    if isinstance(speed_mbps, bool) or not isinstance(speed_mbps, int) or speed_mbps <= 0:
-        raise TransitionError("speed_mbps: a whole number of Mb/s > 0 is needed for a speed "
-                              "change of link %s, got %r" % (link_name, speed_mbps),
+    problem = _speed_problem(speed_mbps)
+    if problem:
+        raise TransitionError("speed_mbps: %s for the speed change of link %s" % (problem, link_name),
                               link=link_name)
     if speed_mbps == target.speed_mbps:
         raise TransitionError("link %s already runs at %d Mb/s" % (link_name, speed_mbps),
@@ -568,6 +580,11 @@ def _check_speed(topology: Topology, target: Link, is_down: bool, speed_mbps: An
                 % (link_name, end.switch, platform, speed_mbps,
                    ", ".join(str(s) for s in row.speeds_mbps)),
                 link=link_name, switch=end.switch)
+    # platforms without a speed list (OVS shapes any rate with tc) stand in for real switches
+    if speed_mbps not in ETHERNET_SPEEDS_MBPS:
+        raise TransitionError("speed_mbps: %d Mb/s is no Ethernet rate (IEEE 802.3: %s) for the speed "
+                              "change of link %s" % (speed_mbps, ", ".join(str(rate) for rate in ETHERNET_SPEEDS_MBPS),
+                                                     link_name), link=link_name)
 
 
 # -------------------------------------------------------------- actions

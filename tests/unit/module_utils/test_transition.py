@@ -271,6 +271,25 @@ def test_refuses_an_off_that_disconnects_or_has_no_routing():
     assert isinstance(info.value, EtherclusterError)
 
 
+@pytest.mark.parametrize("speed, message", [
+    (None, "speed_mbps: missing: give the new speed"),
+    ("fast", "speed_mbps: a whole number of Mb/s is needed, got 'fast'"),
+    (True, "speed_mbps: a whole number of Mb/s is needed, got True"),
+    (-100, "speed_mbps: a speed above 0 Mb/s is needed, got -100"),
+    (0, "speed_mbps: a speed above 0 Mb/s is needed, got 0"),
+    (7, "speed_mbps: 7 Mb/s is no Ethernet rate"),
+    (123456, "speed_mbps: 123456 Mb/s is no Ethernet rate"),
+])
+def test_each_bad_speed_gets_its_own_message(speed, message):
+    """OVS lists no speeds of its own (tc shapes any rate); the Ethernet
+    rates still bound what a speed change may ask for."""
+    topology = _topology({"kind": "torus", "dims": [4, 4]})
+    with pytest.raises(TransitionError) as info:
+        plan_transition(topology, "speed", 3, speed_mbps=speed)
+    assert str(info.value).startswith(message)
+    assert "for the speed change of link %s" % topology.links[3].name in str(info.value)
+
+
 def test_refuses_a_speed_the_platform_cannot_set():
     topology = topology_from_data({"generate": {"kind": "torus", "dims": [4]},
                                    "switch_defaults": {"platform": "dell_os6"}})
