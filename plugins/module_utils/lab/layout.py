@@ -249,14 +249,20 @@ def _interface_name(switch: Switch, port: str, pattern: str) -> str:
     return name or pattern.format(port=port)
 
 
+# How a message names the two networks: the lab module's option and the
+# playbooks' variable (lab_up.yml, molecule), since users set the latter.
+MGMT_OPTION = "mgmt_network (-e lab_mgmt_network)"
+HOST_OPTION = "host_network (-e lab_host_network)"
+
+
 def _networks(mgmt_network: Any, host_network: Any) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network,
                                                              ipaddress.IPv4Network | ipaddress.IPv6Network]:
     """The management and host networks, checked and disjoint."""
-    mgmt = _network(mgmt_network, "mgmt_network")
-    hosts_net = _network(host_network, "host_network")
+    mgmt = _network(mgmt_network, MGMT_OPTION)
+    hosts_net = _network(host_network, HOST_OPTION)
     if mgmt.overlaps(hosts_net):
-        raise LabError("mgmt_network %s and host_network %s overlap; the host network must "
-                       "exist only inside the host namespaces" % (mgmt, hosts_net))
+        raise LabError("%s %s and %s %s overlap; the host network must exist only inside "
+                       "the host namespaces" % (MGMT_OPTION, mgmt, HOST_OPTION, hosts_net))
     return mgmt, hosts_net
 
 
@@ -303,9 +309,8 @@ def _mgmt_addresses(topology: Topology,
             taken.add(address)
             result[sw.name] = str(address)
         else:
-            raise LabError("mgmt_network: %s has room for %d switches, the fabric has %d "
-                           "(give a larger mgmt_network)"
-                           % (network, network.num_addresses - 3, len(topology.switches)))
+            raise LabError("%s: %s has room for %d switches, the fabric has %d (give a larger one)"
+                           % (MGMT_OPTION, network, network.num_addresses - 3, len(topology.switches)))
     return str(gateway), result
 
 
@@ -325,8 +330,9 @@ def _host_addresses(topology: Topology,
         address = ipaddress.ip_address(host.ip)
         if address not in network or address in (network.network_address,
                                                  network.broadcast_address):
-            raise LabError("hosts.%s.ip: %s is not a host address of the lab's host network %s "
-                           "(set host_network)" % (host.name, address, network))
+            raise LabError("hosts.%s.ip: %s is not a host address of the lab's host network %s: "
+                           "the lab refuses it rather than renumber the host; set %s to a network "
+                           "that holds it" % (host.name, address, network, HOST_OPTION))
         if address in taken:
             raise LabError("hosts.%s.ip: %s is also the address of host %s"
                            % (host.name, address, taken[address]))
@@ -341,7 +347,6 @@ def _host_addresses(topology: Topology,
             taken[address] = host.name
             result[host.name] = str(address)
         else:
-            raise LabError("host_network: %s has room for %d hosts, the fabric has %d "
-                           "(give a larger host_network)"
-                           % (network, network.num_addresses - 2, len(topology.hosts)))
+            raise LabError("%s: %s has room for %d hosts, the fabric has %d (give a larger one)"
+                           % (HOST_OPTION, network, network.num_addresses - 2, len(topology.hosts)))
     return result

@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from . import plan as lab_plan
+from .layout import MGMT_OPTION
 from .plan import (
     LAB_SCHEMA,
     SSHD,
@@ -162,10 +163,10 @@ def _check_mgmt_network(layout: dict[str, Any]) -> None:
             except ValueError:
                 continue
             if taken.overlaps(network):
-                raise LabError("mgmt_network %s overlaps %s/%s on %s in the root namespace "
-                               "(another lab, or this machine's own network: choose another "
-                               "mgmt_network)" % (network, local, info.get("prefixlen"),
-                                                  interface.get("ifname")))
+                raise LabError("%s %s overlaps %s/%s on %s in the root namespace "
+                               "(another lab, or this machine's own network: choose another)"
+                               % (MGMT_OPTION, network, local, info.get("prefixlen"),
+                                  interface.get("ifname")))
 
 
 def _netns_ids(names: Iterable[str]) -> dict[tuple[int, int], str]:

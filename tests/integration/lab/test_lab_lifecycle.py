@@ -121,7 +121,7 @@ def test_a_mgmt_network_in_use_is_refused(clean):
     assert runner.lab_up(layout)["outcome"] == "created"
     other = lab_layout(TOPOLOGY, name=LAB + "-2", mgmt_network="203.0.113.224/28",
                        host_network="10.46.0.0/16")
-    with pytest.raises(plan.LabError, match="mgmt_network 203.0.113.224/28 overlaps "
+    with pytest.raises(plan.LabError, match=r"mgmt_network \(-e lab_mgmt_network\) 203.0.113.224/28 overlaps "
                                             "203.0.113.225/32 on ec"):
         runner.lab_up(other)
     assert runner.health(layout) == []

@@ -102,10 +102,10 @@ def test_host_addresses_come_from_the_topology_or_the_host_network():
     ({"renegotiation_gap": -1}, "renegotiation_gap:"),
     ({"renegotiation_gap": "soon"}, "renegotiation_gap:"),
     ({"host_speed_mbps": 0}, "host_speed_mbps:"),
-    ({"mgmt_network": "198.51.100.0/30"}, "mgmt_network: 198.51.100.0/30 has room for 1 switches"),
-    ({"mgmt_network": "198.51.100.1/24"}, "mgmt_network: '198.51.100.1/24' is not"),
-    ({"mgmt_network": "2001:db8::/64"}, "mgmt_network: needs an IPv4 network"),
-    ({"host_network": "10.0.0.0/31"}, "host_network: needs an IPv4 network"),
+    ({"mgmt_network": "198.51.100.0/30"}, "mgmt_network (-e lab_mgmt_network): 198.51.100.0/30 has room for 1 switches"),
+    ({"mgmt_network": "198.51.100.1/24"}, "mgmt_network (-e lab_mgmt_network): '198.51.100.1/24' is not"),
+    ({"mgmt_network": "2001:db8::/64"}, "mgmt_network (-e lab_mgmt_network): needs an IPv4 network"),
+    ({"host_network": "10.0.0.0/31"}, "host_network (-e lab_host_network): needs an IPv4 network"),
     ({"host_network": "198.51.100.0/25"}, "overlap"),
 ])
 def test_bad_options_name_the_option(ring3, options, message):
@@ -118,8 +118,8 @@ def test_bad_options_name_the_option(ring3, options, message):
 def test_host_network_too_small_is_refused():
     topology = topology_from_data({"generate": {"kind": "mesh", "dims": [2, 2],
                                                 "hosts_per_switch": 2}})
-    with pytest.raises(plan.LabError, match="host_network: 10.9.9.0/29 has room for 6 hosts, "
-                                            "the fabric has 8"):
+    with pytest.raises(plan.LabError, match=r"host_network \(-e lab_host_network\): 10.9.9.0/29 has room "
+                                            "for 6 hosts, the fabric has 8"):
         lab_layout(topology, host_network="10.9.9.0/29")
 
 
