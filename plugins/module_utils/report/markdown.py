@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 
 from ..platforms.common import strict_environment
+from .svg import link_speed_summary
 
 if TYPE_CHECKING:
     from ..fabric.topology import Topology
@@ -57,7 +58,7 @@ def fabric_facts(topology: Topology) -> dict[str, Any]:
     return {"name": topology.name, "source": topology.source,
             "switches": len(topology.switches), "links": len(topology.links),
             "links_down": len(topology.down_links()), "hosts": len(topology.hosts),
-            "shape": shape}
+            "shape": shape, "link_speeds": link_speed_summary(topology)}
 
 
 def switch_rows(topology: Topology, intent: dict[str, Any] | None = None,

@@ -23,6 +23,7 @@ are rounded so the output is byte-for-byte stable.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape
@@ -52,9 +53,40 @@ _RAMP = ((0.0, (116, 169, 207)), (0.35, (254, 204, 92)), (0.7, (253, 141, 60)),
 _IDLE = "#b8b8b8"
 _DOWN = "#d0d0d0"
 _TREE = "#6a3d9a"   # the broadcast flood tree overlay
+_SPEED = "#1b5e20"  # labels of links not at the fabric's common speed
 
 
 # ---------------------------------------------------------------- layout
+def speed_text(mbps: int) -> str:
+    """``mbps`` as people write link speeds: 100 Mb/s, 1 Gb/s, 2.5 Gb/s."""
+    return "%g Gb/s" % (mbps / 1000.0) if mbps >= 1000 else "%d Mb/s" % mbps
+
+
+def common_link_speed(topology: Topology) -> int | None:
+    """The speed most links of ``topology`` run at (the fastest of a tie),
+    or None when it has no link; the picture labels only the others."""
+    counts = Counter(link.speed_mbps for link in topology.links)
+    return max(counts, key=lambda speed: (counts[speed], speed)) if counts else None
+
+
+def link_speed_summary(topology: Topology, limit: int = 12) -> str:
+    """One line on the links' speeds: how many run at each speed, fastest
+    first, naming (up to ``limit``) the links that are not at the common
+    speed, e.g. ``31 at 1 Gb/s; 1 at 100 Mb/s: sw5:4--sw6:3``."""
+    common = common_link_speed(topology)
+    by_speed: dict[int, list[str]] = {}
+    for link in topology.links:
+        by_speed.setdefault(link.speed_mbps, []).append("%s--%s" % (link.a, link.b))
+    parts = []
+    for speed in sorted(by_speed, reverse=True):
+        names = by_speed[speed]
+        part = "%d at %s" % (len(names), speed_text(speed))
+        if speed != common:
+            part += ": " + ", ".join(names[:limit]) + (", ..." if len(names) > limit else "")
+        parts.append(part)
+    return "; ".join(parts) or "no links"
+
+
 def fabric_layout(topology: Topology) -> dict[str, tuple[float, float]]:
     """Switch name -> (x, y) in grid steps (floats, y grows downwards).
 
@@ -278,12 +310,16 @@ def _link_elements(topology: Topology, drawn: list[tuple], down: set[int],
     tree = tree or set()
     overlay = []
     label_all = len(topology.links) <= LABEL_LINKS_UP_TO
+    common = common_link_speed(topology)
     out = ['<g id="links" fill="none">']
     labels = []
     for link, geometry, label in drawn:
         is_down = link.index in down
-        tooltip = "%s -- %s" % (link.a, link.b)
+        tooltip = "%s -- %s, %s" % (link.a, link.b, speed_text(link.speed_mbps))
         style = ""
+        if link.speed_mbps != common:  # the odd speeds are written on the link
+            labels.append('<text x="%s" y="%s" fill="%s">%s</text>'
+                          % (at(label)[0], _f(label[1] + shift[1] - 8), _SPEED, speed_text(link.speed_mbps)))
         if is_down:
             colour, stroke = _DOWN, 1.5
             style = ' stroke-dasharray="5,4"'

@@ -29,6 +29,10 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.report.output
     sync_files,
 )
 from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
+from ansible_collections.ethercluster.routing.plugins.module_utils.report.markdown import (
+    render_report,
+    report_context,
+)
 
 NS = {"svg": "http://www.w3.org/2000/svg"}
 
@@ -196,17 +200,18 @@ def test_picture_of_loaded_torus():
     assert len(groups) == len(topology.links)
     busiest = max(topology.links, key=lambda link: loads[2 * link.index + 1])
     by_title = {g.find("svg:title", NS).text.split("\n")[0]: g for g in groups}
-    top = by_title["%s -- %s" % (busiest.a, busiest.b)]
+    top = by_title["%s -- %s, 1 Gb/s" % (busiest.a, busiest.b)]
     widths = [float(g.get("stroke-width")) for g in groups]
     assert float(top.get("stroke-width")) == max(widths)
     assert top.get("stroke") == svg.load_colour(1.0)
-    down = by_title["%s -- %s (down)" % (topology.links[3].a, topology.links[3].b)]
+    down = by_title["%s -- %s, 1 Gb/s (down)" % (topology.links[3].a, topology.links[3].b)]
     assert down.get("stroke-dasharray")
     # wrap-around links are two stubs; the others one path
     wraps = svg._torus_wraps(topology)
     assert len(wraps) == 8
     for link in topology.links:
-        group = by_title.get("%s -- %s" % (link.a, link.b)) or by_title["%s -- %s (down)" % (link.a, link.b)]
+        group = by_title.get("%s -- %s, 1 Gb/s" % (link.a, link.b)) or by_title["%s -- %s, 1 Gb/s (down)"
+                                                                                 % (link.a, link.b)]
         assert len(group.findall("svg:path", NS)) == (2 if link.index in wraps else 1)
     assert set(circles(root)) == set(topology.switches)
     assert text == svg.fabric_svg(topology, loads=loads, down={3}, title="t", subtitle="s")
@@ -306,3 +311,26 @@ def test_configs_not_made_by_this_run_are_renamed_stale(tmp_path):
     assert {states["configs/sw%d.flows" % i] for i in range(4)} == {"stale"}
     assert listing(tmp_path / "configs") == sorted(
         ["sw%d.flows.stale" % i for i in range(6)])
+
+
+def test_link_speeds_in_the_report_and_the_picture():
+    """Every link's speed is in its tooltip; the links not at the fabric's
+    common speed are written on the picture and named in the report."""
+    data = {"generate": {"kind": "torus", "dims": [4, 4], "hosts_per_switch": 1}}
+    topology = generated(**data["generate"])
+    assert svg.link_speed_summary(topology) == "32 at 1 Gb/s"
+    slow = [{"a": str(link.a), "b": str(link.b), "speed_mbps": 100 if link.index in (2, 7) else 1000}
+            for link in topology.links]
+    fast = [dict(link, speed_mbps=2500) if i == 9 else link for i, link in enumerate(slow)]
+    mixed = topology_from_data(dict(topology.to_data(), links=fast))
+    names = ["%s--%s" % (mixed.links[i].a, mixed.links[i].b) for i in (2, 7, 9)]
+    assert svg.link_speed_summary(mixed) == "1 at 2.5 Gb/s: %s; 29 at 1 Gb/s; 2 at 100 Mb/s: %s, %s" % (
+        names[2], names[0], names[1])
+    root = parse(svg.fabric_svg(mixed, loads=np.ones(len(mixed.channels)), title="t"))
+    written = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text") if t.text and "b/s" in t.text]
+    assert sorted(written) == ["100 Mb/s", "100 Mb/s", "2.5 Gb/s"]
+    titles = [g.find("svg:title", NS).text.split("\n")[0] for g in link_groups(root)]
+    assert "%s -- %s, 100 Mb/s" % (mixed.links[2].a, mixed.links[2].b) in titles
+    report = render_report(report_context(mixed, {"routing": "dor"}))
+    assert "| link speeds | 1 at 2.5 Gb/s: %s; 29 at 1 Gb/s; 2 at 100 Mb/s: %s, %s |" % (
+        names[2], names[0], names[1]) in report
