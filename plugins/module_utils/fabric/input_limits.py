@@ -200,6 +200,27 @@ def _line(event):
     return event.start_mark.line + 1
 
 
+def _at(mark: Any) -> str:
+    return "line %d, column %d" % (mark.line + 1, mark.column + 1)
+
+
+def yaml_problem(exc: yaml.YAMLError) -> str:
+    """PyYAML's error as one line that names lines, not PyYAML's
+    ``"<unicode string>"``. An unclosed ``[`` or ``{`` is reported where
+    it opens (PyYAML's problem mark is where it gave up, often lines later)."""
+    if not isinstance(exc, yaml.MarkedYAMLError) or (exc.problem_mark is None and exc.context_mark is None):
+        return " ".join(str(exc).split())
+    problem, context = exc.problem or "", exc.context or ""
+    if exc.problem_mark is None:
+        return "%s: %s" % (_at(exc.context_mark), context or problem)
+    if not context or exc.context_mark is None:
+        return "%s: %s" % (_at(exc.problem_mark), problem)
+    if context.startswith("while parsing a flow"):
+        return "%s: %s opened here is not closed: %s (at %s)" % (
+            _at(exc.context_mark), context[len("while parsing "):], problem, _at(exc.problem_mark))
+    return "%s: %s (%s at %s)" % (_at(exc.problem_mark), problem, context, _at(exc.context_mark))
+
+
 def load_yaml_text(text: str, source: str = "<topology>") -> Any:
     """Parse YAML text into plain data, safely: refused (TopologyError
     naming ``source``) when longer than :data:`MAX_FILE_BYTES`, when
@@ -216,7 +237,7 @@ def load_yaml_text(text: str, source: str = "<topology>") -> Any:
         finally:
             loader.dispose()
     except yaml.YAMLError as exc:
-        raise TopologyError("not valid YAML: %s" % " ".join(str(exc).split()), source)
+        raise TopologyError("not valid YAML: %s" % yaml_problem(exc), source)
     except (ValueError, TypeError, RecursionError) as exc:
         # e.g. an integer of more digits than Python converts
         raise TopologyError("not valid YAML: %s" % exc, source)
