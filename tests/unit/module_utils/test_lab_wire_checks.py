@@ -1,5 +1,8 @@
 """The planned_paths check of the lab (lab/wire.check_bursts) against an
-emulated set of port counters: no namespaces, no root."""
+emulated set of port counters, and the ping check (lab/wire.check_ping)
+against emulated ping runs: no namespaces, no root."""
+
+import subprocess
 
 from ansible_collections.ethercluster.routing.plugins.module_utils.lab import wire
 
@@ -72,3 +75,67 @@ def test_a_burst_off_its_planned_path_is_named(monkeypatch):
                in problem for problem in result["problems"])
     assert any("sw2:2 sent 400, but is off the planned path" in problem for problem in result["problems"])
     assert not any("burst h1 -> h0" in problem for problem in result["problems"])
+
+
+# ------------------------------------------------------------------ ping
+class _Pinger:
+    """Stands in for ``ip netns exec NS sh -c SCRIPT`` of the ping check:
+    a pair in ``slow`` misses the first (loaded) round's timeouts and
+    answers in the quiet round; a pair in ``cut`` never answers."""
+
+    def __init__(self, layout, slow=(), cut=()):
+        self.host_of = {host["netns"]: name for name, host in layout["hosts"].items()}
+        self.name_of = {host["address"]: name for name, host in layout["hosts"].items()}
+        self.slow, self.cut = set(slow), set(cut)
+        self.tried = []  # (round, source, target)
+
+    def run(self, argv, env=None, timeout=20):
+        del env, timeout
+        source, script = self.host_of[argv[3]], argv[-1]
+        quiet = wire.QUIET_ROUND in script
+        lines = []
+        for address in script.split("for a in ", 1)[1].split(";", 1)[0].split():
+            target = self.name_of[address]
+            self.tried.append(("quiet" if quiet else "first", source, target))
+            answered = (source, target) not in self.cut and (quiet or (source, target) not in self.slow)
+            lines.append("%d %s" % (0 if answered else 1, address))
+        return subprocess.CompletedProcess(argv, 0, "\n".join(lines) + "\n", "")
+
+
+def _ping_layout(count):
+    return {"hosts": {"h%d" % i: {"netns": "n%d" % i, "address": "10.0.0.%d" % (i + 1)}
+                      for i in range(count)}}
+
+
+def test_ping_pairs_that_time_out_under_load_answer_in_the_quiet_round(monkeypatch):
+    layout = _ping_layout(8)
+    pinger = _Pinger(layout, slow=[("h0", "h5"), ("h3", "h1")])
+    monkeypatch.setattr(wire, "_run", pinger.run)
+    result = wire.check_ping(layout)
+    assert result["ok"], result["problems"]
+    assert "56 ordered host pairs ping" in result["detail"]
+    assert "2 of them answered only in the quiet round" in result["detail"]
+    assert sorted(t for t in pinger.tried if t[0] == "quiet") == [("quiet", "h0", "h5"), ("quiet", "h3", "h1")]
+
+
+def test_ping_a_cut_pair_fails_both_rounds_and_is_named(monkeypatch):
+    layout = _ping_layout(8)
+    pinger = _Pinger(layout, slow=[("h2", "h4")], cut=[("h6", "h7")])
+    monkeypatch.setattr(wire, "_run", pinger.run)
+    result = wire.check_ping(layout)
+    assert not result["ok"]
+    assert result["problems"] == ["h6 (10.0.0.7) cannot ping h7 (10.0.0.8)"]
+    assert ("quiet", "h6", "h7") in pinger.tried and ("quiet", "h2", "h4") in pinger.tried
+
+
+def test_ping_many_failures_are_a_fault_not_load_and_get_no_quiet_round(monkeypatch):
+    layout = _ping_layout(8)
+    cut = [("h0", "h%d" % i) for i in range(1, 8)] + [("h%d" % i, "h0") for i in range(1, 8)]
+    cut += [("h1", "h%d" % i) for i in range(2, 8)] + [("h%d" % i, "h1") for i in range(2, 8)]
+    pinger = _Pinger(layout, cut=cut)  # 26 of 56 pairs: over the quiet round's share
+    monkeypatch.setattr(wire, "_run", pinger.run)
+    result = wire.check_ping(layout)
+    assert not result["ok"]
+    assert not any(t[0] == "quiet" for t in pinger.tried)
+    assert "h0 (10.0.0.1) cannot ping h1 (10.0.0.2)" in result["problems"]
+    assert result["problems"][-1] == "... and %d more" % (len(cut) - wire.PROBLEM_LIMIT)
