@@ -26,7 +26,7 @@ distinct channels, so they share the load too).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -45,6 +45,9 @@ DEFAULT_BALANCE_PASSES = 2
 # Destinations routed one after the other per sweep; beyond this many
 # switches, destinations go in batches sharing one weight snapshot.
 SEQUENTIAL_STEPS = 32
+# Up to this many (set x destination x channel) cells, the legal distances
+# of every destination are computed once per routing, not once per batch.
+DISTANCE_CACHE_CELLS = 1 << 22
 
 
 class RoutingError(EtherclusterError):
@@ -405,30 +408,56 @@ def select_paths(topology: Topology, prohibited: Any, engine: str, down: Any = (
 
     Raises RoutingError naming a pair that has no legal path.
     """
+    return select_paths_many(topology, [prohibited], engine, down, options, balance, blocked)[0]
+
+
+def select_paths_many(topology: Topology, prohibited_sets: Sequence[Any], engine: str,
+                      down: Any = (), options: Mapping[str, Any] | None = None,
+                      balance: bool | int | None = True,
+                      blocked: Iterable[int] = ()) -> list[RoutingFunction]:
+    """:func:`select_paths` for several candidate sets of prohibited turns
+    on one fabric at once: the routing of ``prohibited_sets[k]`` is entry
+    ``k``, exactly what ``select_paths`` makes of that set alone.
+
+    Why: a search (segment-based routing's restarts and local moves) routes
+    many candidates that differ only in their turns; routed side by side as
+    one flat problem (:class:`_TurnSets`), the per-step numpy overhead,
+    which dominates on fabrics of tens of switches, is paid once per batch
+    instead of once per candidate. Memory grows with the number of sets
+    (``len(prohibited_sets) x switches x (switches + channels)`` cells), so
+    callers batch a few dozen small fabrics, not large ones.
+    """
     passes = balance_passes(balance, engine)
     requested = down_set(topology, down)
     left_unused = frozenset(int(i) for i in blocked) - requested
     arrays = _Arrays(topology, requested | left_unused)
     n, C = arrays.n, arrays.C
     if n <= 1:
-        return RoutingFunction(topology, engine, np.full((n + C, n), -1, dtype=np.int32), requested,
-                               dict(options or {}), left_unused)
-    legal = _LegalTurns(arrays, prohibited)
-    by_dest = _balanced_tables(legal, _host_counts(topology, arrays.names), engine, passes)
-    routing = RoutingFunction(topology, engine, np.ascontiguousarray(by_dest.T), requested,
-                              dict(options or {}), left_unused)
-    routing.prohibited_keys = legal.prohibited_keys
-    return routing
+        return [RoutingFunction(topology, engine, np.full((n + C, n), -1, dtype=np.int32),
+                                requested, dict(options or {}), left_unused)
+                for _unused in prohibited_sets]
+    every_turn = arrays.turns()
+    legal = [_LegalTurns(arrays, prohibited, every_turn) for prohibited in prohibited_sets]
+    tables = _balanced_tables(_TurnSets(legal), _host_counts(topology, arrays.names), engine,
+                              passes)
+    result = []
+    for number, turns in enumerate(legal):
+        routing = RoutingFunction(topology, engine, np.ascontiguousarray(tables[number].T),
+                                  requested, dict(options or {}), left_unused)
+        routing.prohibited_keys = turns.prohibited_keys
+        result.append(routing)
+    return result
 
 
 class _LegalTurns:
     """What path selection may do in a fabric: the successor entries of
     every state and the reversed turn graph that gives legal distances."""
 
-    def __init__(self, arrays: _Arrays, prohibited: Any) -> None:
+    def __init__(self, arrays: _Arrays, prohibited: Any,
+                 every_turn: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         n, C = arrays.n, arrays.C
         self.n, self.C, self.names = n, C, arrays.names
-        in_ids, out_ids = arrays.turns()
+        in_ids, out_ids = arrays.turns() if every_turn is None else every_turn
         keys = _prohibited_keys(prohibited, C)
         self.prohibited_keys = keys
         if len(keys):
@@ -461,10 +490,54 @@ class _LegalTurns:
                                      indices=self.C + dests)[:, :self.C] - 1.0
 
 
-def _balanced_tables(turns: _LegalTurns, host_counts: np.ndarray, engine: str,
+class _TurnSets:
+    """Several :class:`_LegalTurns` of one fabric routed side by side
+    (:func:`select_paths_many`). A batch of ``B`` destinations becomes
+    ``K x B`` *members*, member ``k * B + b`` routing ``dests[b]`` under set
+    ``k``; every per-member array is flat as in :func:`_route_batch`, each
+    member's successor entries taken from its own set."""
+
+    def __init__(self, sets: list[_LegalTurns]) -> None:
+        first = sets[0]
+        self.sets, self.K = sets, len(sets)
+        self.n, self.C, self.names = first.n, first.C, first.names
+        self.state_switch = first.state_switch
+        self._layouts: dict[int, tuple[np.ndarray, ...]] = {}
+        # Legal distances do not depend on the weights: on small fabrics one
+        # shortest-path call per set serves every batch and sweep.
+        self._all: np.ndarray | None = None
+        if self.K * self.n * self.C <= DISTANCE_CACHE_CELLS:
+            every = np.arange(self.n)
+            self._all = np.stack([legal.distances(every) for legal in sets])
+
+    def distances(self, dests: np.ndarray) -> np.ndarray:
+        """``[k * B + b, c]``: :meth:`_LegalTurns.distances` of set ``k``."""
+        if self._all is not None:
+            return self._all[:, dests].reshape(-1, self.C)
+        return np.concatenate([legal.distances(dests) for legal in self.sets])
+
+    def layout(self, B: int) -> tuple[np.ndarray, ...]:
+        """The successor entries of all ``K x B`` members, flat: ``(rows,
+        cols, member, flat_row, flat_col, row_starts)``, sorted by member
+        then state (``flat_row = member * S + state``, ``flat_col = member *
+        C + channel``, ``row_starts`` where each flat row's entries start)."""
+        if B not in self._layouts:
+            S, C = self.n + self.C, self.C
+            rows = np.concatenate([legal.rows for legal in self.sets for _b in range(B)])
+            cols = np.concatenate([legal.cols for legal in self.sets for _b in range(B)])
+            sizes = np.repeat([len(legal.rows) for legal in self.sets], B)
+            member = np.repeat(np.arange(self.K * B), sizes)
+            flat_row = member * S + rows
+            self._layouts[B] = (rows, cols, member, flat_row, member * C + cols,
+                                _run_starts(flat_row))
+        return self._layouts[B]
+
+
+def _balanced_tables(turns: _TurnSets, host_counts: np.ndarray, engine: str,
                      passes: int) -> np.ndarray:
-    """The next hop table transposed (``[dest, state]``) after ``passes``
-    balancing sweeps (at least one routing of every destination).
+    """The next hop tables transposed (``[set, dest, state]``) after
+    ``passes`` balancing sweeps (at least one routing of every destination);
+    every set of turns is balanced on its own, against its own weights.
 
     After each destination, every channel's weight grows by the number of
     host pairs routed over it (sources x destination hosts, at least 1 per
@@ -479,8 +552,9 @@ def _balanced_tables(turns: _LegalTurns, host_counts: np.ndarray, engine: str,
     parallel links).
     """
     n = turns.n
-    by_dest = np.full((n, n + turns.C), -1, dtype=np.int32)  # next_hop transposed while filling it
-    weight = np.zeros(turns.C, dtype=np.float64)
+    # next_hop transposed while filling it, per set
+    by_dest = np.full((turns.K, n, n + turns.C), -1, dtype=np.int32)
+    weight = np.zeros((turns.K, turns.C), dtype=np.float64)
     # Destinations are routed in batches that share one weight snapshot, so
     # a sweep takes at most SEQUENTIAL_STEPS vectorised steps whatever the
     # size; a batch takes every steps-th switch, spread over the fabric, so
@@ -493,56 +567,61 @@ def _balanced_tables(turns: _LegalTurns, host_counts: np.ndarray, engine: str,
             previous = own_load[number]
             if previous is not None:  # a later sweep: reroute against all others
                 weight -= previous
-            chosen, flow = _route_batch(dests, turns.distances(dests), turns, weight, host_counts,
-                                        engine, split=bool(passes))
-            by_dest[dests] = np.where(flow > 0, chosen, -1)
+            chosen, flow = _route_batch(dests, turns, weight, host_counts, engine,
+                                        split=bool(passes))
+            by_dest[:, dests] = np.where(flow > 0, chosen, -1)
             if passes:
-                load = (flow[:, n:] * host_counts[dests][:, None]).sum(axis=0)
+                # Loads are whole numbers of host pairs: every sum is exact.
+                load = (flow[:, :, n:] * host_counts[dests][None, :, None]).sum(axis=1)
                 own_load[number] = load
                 weight += load
     return by_dest
 
 
-def _route_batch(dests: np.ndarray, dist: np.ndarray, turns: _LegalTurns, weight: np.ndarray,
+def _route_batch(dests: np.ndarray, turns: _TurnSets, weight: np.ndarray,
                  host_counts: np.ndarray, engine: str,
                  split: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Choose every state's next channel towards each destination of the
-    batch ``dests``, and propagate the source counts down the chosen trees.
+    batch ``dests`` under every set of turns, and propagate the source
+    counts down the chosen trees.
 
-    ``dist[b, c]`` is the number of legal hops left after channel ``c``
-    towards ``dests[b]`` (inf: unreachable legally). ``turns.rows``/``cols``
-    list the successor entries (state -> channel), sorted by state. Returns
-    ``(chosen, flow)``, each ``(len(dests), n + C)``: the chosen output
+    ``weight[k]`` is set ``k``'s accumulated channel load. Returns
+    ``(chosen, flow)``, each ``(K, len(dests), n + C)``: the chosen output
     channel per state (-1 none) and the number of source hosts whose
     frames to that destination pass the state.
 
-    The batch is handled as one flat problem: state ``s`` of batch member
-    ``b`` is flat row ``b * S + s``, channel ``c`` is flat ``b * C + c``.
+    The batch is handled as one flat problem: state ``s`` of member ``m``
+    (set ``k``, destination ``b``: ``m = k * B + b``) is flat row
+    ``m * S + s``, channel ``c`` is flat ``m * C + c``.
     """
     B, S, C = len(dests), turns.n + turns.C, turns.C
-    flat_rows, flat_cols, bounds, top = _shortest_candidates(dests, dist, turns, engine)
-    chosen, cost, per_level = _cheapest_choices(flat_rows, flat_cols, bounds, top, dist, weight,
-                                                turns.n, B)
-    flow = _propagate_flow(chosen, cost, per_level, dests, turns, host_counts, split)
+    members = np.tile(dests, turns.K)
+    dist = turns.distances(dests)
+    flat_rows, flat_cols, bounds, top = _shortest_candidates(members, dist, turns, engine)
+    chosen, cost, per_level = _cheapest_choices(flat_rows, flat_cols, bounds, top, dist,
+                                                np.repeat(weight, B, axis=0), turns.n)
+    flow = _propagate_flow(chosen, cost, per_level, members, turns, host_counts, split)
     chosen = np.where(chosen >= 0, chosen % max(C, 1), -1)
-    return chosen.reshape(B, S), flow.reshape(B, S)
+    return chosen.reshape(turns.K, B, S), flow.reshape(turns.K, B, S)
 
 
-def _shortest_candidates(dests: np.ndarray, dist: np.ndarray, turns: _LegalTurns,
+def _shortest_candidates(dests: np.ndarray, dist: np.ndarray, turns: _TurnSets,
                          engine: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """The successor entries that start a shortest legal path, as flat rows
     and flat columns sorted by level (legal hops left after the entry's
     channel; rows stay sorted inside a level), the start of each level and
-    the highest level. Raises RoutingError naming a source switch with no
-    legal path to a destination of the batch."""
-    rows, cols, n, C = turns.rows, turns.cols, turns.n, turns.C
-    B, S, E = len(dests), n + C, len(rows)
-    dcol = dist[:, cols]
+    the highest level. ``dests[m]`` and ``dist[m]``: member ``m``'s
+    destination and legal distances. Raises RoutingError naming a source
+    switch with no legal path to a destination of the batch."""
+    n, S = turns.n, turns.n + turns.C
+    M = len(dests)
+    rows, _cols, member, flat_row, flat_col, row_starts = turns.layout(M // turns.K)
+    dcol = dist.ravel()[flat_col]
     # Each row's best remaining distance after its next hop.
-    row_best = np.full((B, S), np.inf)
-    row_best[:, rows[turns.row_starts]] = np.minimum.reduceat(dcol, turns.row_starts, axis=1)
-    stranded = np.isinf(row_best[:, :n])
-    stranded[np.arange(B), dests] = False
+    row_best = np.full(M * S, np.inf)
+    row_best[flat_row[row_starts]] = np.minimum.reduceat(dcol, row_starts)
+    stranded = np.isinf(row_best.reshape(M, S)[:, :n])
+    stranded[np.arange(M), dests] = False
     if stranded.any():
         b, source = np.argwhere(stranded)[0]
         more = int(stranded.sum()) - 1
@@ -551,34 +630,33 @@ def _shortest_candidates(dests: np.ndarray, dist: np.ndarray, turns: _LegalTurns
             "down links%s" % (engine, turns.names[source], turns.names[dests[b]],
                               " (and %d more pairs)" % more if more else ""))
 
-    active = turns.state_switch[rows][None, :] != dests[:, None]
-    candidate = np.flatnonzero(active & (dcol == row_best[:, rows]) & np.isfinite(dcol))
-    levels = dcol.ravel()[candidate]
+    active = turns.state_switch[rows] != dests[member]
+    candidate = np.flatnonzero(active & (dcol == row_best[flat_row]) & np.isfinite(dcol))
+    levels = dcol[candidate]
     by_level = np.argsort(levels, kind="stable")  # rows stay sorted inside a level
     candidate, levels = candidate[by_level], levels[by_level]
-    member, entry = np.divmod(candidate, E)
-    flat_rows = member * S + rows[entry]
-    flat_cols = member * C + cols[entry]
     top = int(levels[-1]) if len(levels) else -1
     bounds = np.searchsorted(levels, np.arange(top + 2))
-    return flat_rows, flat_cols, bounds, top
+    return flat_row[candidate], flat_col[candidate], bounds, top
 
 
 def _cheapest_choices(flat_rows: np.ndarray, flat_cols: np.ndarray, bounds: np.ndarray, top: int,
-                      dist: np.ndarray, weight: np.ndarray, n: int,
-                      B: int) -> tuple[np.ndarray, np.ndarray, list[tuple[np.ndarray, ...]]]:
+                      dist: np.ndarray, weight: np.ndarray,
+                      n: int) -> tuple[np.ndarray, np.ndarray, list[tuple[np.ndarray, ...]]]:
     """Each row's cheapest candidate, level by level from the destination.
 
+    ``weight[m]``: the channel weights member ``m`` balances against.
     Returns ``(chosen, cost, per_level)``: the chosen flat channel per flat
     row (-1 none), ``cost`` per flat channel and, per level, the arrays
     :func:`_propagate_flow` walks back.
     """
-    C = dist.shape[1]
+    B, C = dist.shape
     S = n + C
+    flat_weight = weight.ravel()
     # cost[b, c]: accumulated weight of the cheapest shortest legal path
     # that starts with channel c; computed outward from the destination, one
     # level at a time (a row at level k chooses among channels k hops away).
-    cost = np.where(dist == 0, weight[None, :], np.inf).ravel()
+    cost = np.where(dist == 0, weight, np.inf).ravel()
     chosen = np.full(B * S, -1, dtype=np.int64)  # flat channel ids
     per_level: list[tuple[np.ndarray, ...]] = []
     for level in range(top + 1):
@@ -594,13 +672,14 @@ def _cheapest_choices(flat_rows: np.ndarray, flat_cols: np.ndarray, bounds: np.n
         owner, local = np.divmod(seg_rows, S)
         channel_rows = local >= n
         arrived = local[channel_rows] - n
-        cost[owner[channel_rows] * C + arrived] = weight[arrived] + seg_min[channel_rows]
+        at = owner[channel_rows] * C + arrived
+        cost[at] = flat_weight[at] + seg_min[channel_rows]
         per_level.append((part_cols, seg, seg_len, seg_rows, owner, local))
     return chosen, cost, per_level
 
 
 def _propagate_flow(chosen: np.ndarray, cost: np.ndarray, per_level: list[tuple[np.ndarray, ...]],
-                    dests: np.ndarray, turns: _LegalTurns, host_counts: np.ndarray,
+                    dests: np.ndarray, turns: _TurnSets, host_counts: np.ndarray,
                     split: bool) -> np.ndarray:
     """Source hosts passing each flat state (``[b * S + s]``); with
     ``split``, the states of one switch share its candidates first
@@ -639,9 +718,12 @@ def _segment_argmin(values: np.ndarray, seg: np.ndarray, seg_len: np.ndarray) ->
     """Per segment (starting at ``seg``, ``seg_len`` long): the minimum and
     the position of its first occurrence (so ties go to the lowest column)."""
     seg_min = np.minimum.reduceat(values, seg)
-    best = np.flatnonzero(values == np.repeat(seg_min, seg_len))
-    seg_of = np.repeat(np.arange(len(seg)), seg_len)[best]
-    return seg_min, best[_run_starts(seg_of)]
+    # Positions that are not their segment's minimum count as past the end,
+    # so the segment's least position is its first minimum (few numpy calls:
+    # this runs once per level and round on small arrays).
+    size = len(values)
+    position = np.where(values == np.repeat(seg_min, seg_len), np.arange(size), size)
+    return seg_min, np.minimum.reduceat(position, seg)
 
 
 def _split_level(chosen, cost, part_cols, seg, seg_len, seg_rows, carried, live, group,
@@ -671,17 +753,25 @@ def _split_level(chosen, cost, part_cols, seg, seg_len, seg_rows, carried, live,
     order = np.lexsort((-carried[members], group[members]))
     members = members[order]
     heads = _run_starts(group[members])
-    position = np.arange(len(members))
     head_of = np.zeros(len(members), dtype=np.int64)
     head_of[heads] = heads
-    rank = position - np.maximum.accumulate(head_of)
-    for round_ in range(int(rank.max()) + 1):
-        these = members[rank == round_]
-        starts, lengths = seg[these], seg_len[these]
-        offsets = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        options = part_cols[np.repeat(starts, lengths) + offsets]
-        _least, first = _segment_argmin(cost[options] + extra[options],
-                                        np.cumsum(lengths) - lengths, lengths)
-        picked = options[first]
-        chosen[seg_rows[these]] = picked
-        extra[picked] += carried[these] * dest_hosts[these]
+    rank = np.arange(len(members)) - np.maximum.accumulate(head_of)
+    # Rounds become consecutive slices (group order kept inside a round) and
+    # every member's options are gathered once, not once per round.
+    by_round = np.argsort(rank, kind="stable")
+    members, rank = members[by_round], rank[by_round]
+    rounds = np.searchsorted(rank, np.arange(int(rank[-1]) + 2))
+    lengths = seg_len[members]
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    options = part_cols[np.repeat(seg[members] - starts, lengths) + np.arange(int(ends[-1]))]
+    demand = carried[members] * dest_hosts[members]
+    rows = seg_rows[members]
+    for first, last in zip(rounds[:-1].tolist(), rounds[1:].tolist()):
+        low, high = int(starts[first]), int(ends[last - 1])
+        these = options[low:high]
+        _least, pick = _segment_argmin(cost[these] + extra[these], starts[first:last] - low,
+                                       lengths[first:last])
+        picked = these[pick]
+        chosen[rows[first:last]] = picked
+        extra[picked] += demand[first:last]

@@ -78,7 +78,7 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse import csgraph
 
-from .base import RoutingError, RoutingFunction, check_options, down_set, select_paths
+from .base import RoutingError, RoutingFunction, check_options, down_set, select_paths, select_paths_many
 
 if TYPE_CHECKING:
     from ..fabric.topology import Topology
@@ -99,6 +99,11 @@ DEFAULT_REFINE = 16
 # computed for blocks of sources of about this many (source x switch) cells.
 TRAFFIC_MAX_SOURCES = 2048
 TRAFFIC_BLOCK_CELLS = 1 << 21
+# The search routes its candidates side by side (base.select_paths_many), up
+# to this many (candidate x switch x state) cells per batch; local moves
+# REFINE_BATCH at a time (those after the first improving one are wasted).
+BATCH_CELLS = 1 << 21
+REFINE_BATCH = 4
 
 STARTING, REGULAR, UNITARY = "starting", "regular", "unitary"
 
@@ -676,19 +681,26 @@ def channel_loads(routing_function: RoutingFunction, hosts: bool = False) -> np.
     next_hop = routing_function.next_hop
     enters = np.array([routing_function.index[ch.dst] for ch in topology.channels],
                       dtype=np.int64)
-    for t in range(n):
-        if not weight[t]:
-            continue
-        column = next_hop[:, t]
-        state = np.array([s for s in range(n) if s != t and weight[s]], dtype=np.int64)
-        carried = weight[state] * weight[t]
+    # All (source, destination) pairs of a block of destinations walk the
+    # table together: a few numpy calls per hop instead of per destination
+    # (the search scores every candidate with this). Loads are whole
+    # numbers, so the order of the additions does not matter.
+    targets = np.flatnonzero(weight)
+    sources = targets
+    block = max(1, (1 << 20) // max(len(sources), 1))
+    for first in range(0, len(targets), block):
+        dest, state = np.meshgrid(targets[first:first + block], sources, indexing="ij")
+        dest, state = dest.ravel(), state.ravel()
+        keep = dest != state
+        dest, state = dest[keep], state[keep]
+        carried = weight[state] * weight[dest]
         while len(state):
-            out = column[state].astype(np.int64)
+            out = next_hop[state, dest].astype(np.int64)
             moving = out >= 0
-            out, carried = out[moving], carried[moving]
-            np.add.at(load, out, carried)
-            going = enters[out] != t
-            state, carried = n + out[going], carried[going]
+            out, carried, dest = out[moving], carried[moving], dest[moving]
+            load += np.bincount(out, weights=carried, minlength=len(load))
+            going = enters[out] != dest
+            state, carried, dest = n + out[going], carried[going], dest[going]
     return load if hosts else load.astype(np.int64)
 
 
@@ -718,16 +730,19 @@ def route(topology: Topology, down: Any = (), **options: Any) -> RoutingFunction
     """
     avoided, graph = _prepare(topology, down)
     opts = _options(options, graph.n)
-    best: Any = None
-    for restart in range(opts["restarts"]):
-        raw, chosen, alternatives = _attempt(graph, opts, restart)
+    attempts = [_attempt(graph, opts, restart) for restart in range(opts["restarts"])]
+    if opts["restarts"] == 1 and not opts["refine"]:
+        raw, chosen, _alternatives = attempts[0]
         routing = select_paths(topology, _prohibited(topology, graph, chosen), NAME,
                                down=avoided, options=opts)
-        if opts["restarts"] == 1 and not opts["refine"]:
-            best = (None, raw, chosen, alternatives, routing, None)
-            break
+        routing.segmentation = _build(graph, raw, chosen, avoided, opts)
+        return routing
+    routings = _route_placements(topology, graph, [chosen for _raw, chosen, _alt in attempts],
+                                 avoided, opts)
+    best: Any = None
+    for (raw, chosen, alternatives), routing in zip(attempts, routings):
         load = channel_loads(routing, hosts=True)
-        if best is None or _score(load) < best[0]:
+        if best is None or _score(load) < best[0]:  # ties: the earliest restart
             best = (_score(load), raw, chosen, alternatives, routing, load)
     _score_value, raw, chosen, alternatives, routing, load = best
     if opts["refine"] and graph.n > 1:
@@ -737,11 +752,30 @@ def route(topology: Topology, down: Any = (), **options: Any) -> RoutingFunction
     return routing
 
 
+def _route_placements(topology, graph, placements, avoided, opts):
+    """The routing of every placement (a list of chosen candidates), each
+    exactly what :func:`.base.select_paths` makes of it alone, routed side
+    by side in batches of at most ``BATCH_CELLS`` (placement x switch x
+    state) cells (:func:`.base.select_paths_many`: the search's candidates
+    differ only in their prohibited turns, and routing them together pays
+    numpy's per-call overhead once per batch)."""
+    n = max(graph.n, 1)
+    size = max(1, BATCH_CELLS // (n * (n + len(topology.channels))))
+    routings = []
+    for first in range(0, len(placements), size):
+        sets = [_prohibited(topology, graph, chosen) for chosen in placements[first:first + size]]
+        routings += select_paths_many(topology, sets, NAME, down=avoided, options=opts)
+    return routings
+
+
 def _refine(topology, graph, chosen, alternatives, routing, load, avoided, opts):
     """Local search (first improvement): move one segment's restriction to
     another allowed place, nearest the most loaded channel first; keep a
     move when the maximum channel load, then the sum of squared loads,
-    drops. At most ``opts["refine"]`` routings are computed."""
+    drops. At most ``opts["refine"]`` moves count as tried: moves are
+    routed ``REFINE_BATCH`` at a time (speed), but only those up to the
+    first improving one count, and the outcome is that of trying them one
+    by one."""
     rows, cols = [], []
     for a, b in graph.ends.values():
         rows += [a, b]
@@ -759,21 +793,37 @@ def _refine(topology, graph, chosen, alternatives, routing, load, avoided, opts)
         moves = sorted(((near[cand.switch], i, k) for i, cands in enumerate(alternatives)
                         for k, cand in enumerate(cands)
                         if cand != chosen[i] and (i, k, best) not in rejected))
-        improved = False
-        for _distance, i, k in moves:
-            if budget <= 0:
-                break
-            budget -= 1
+        found = _first_improvement(topology, graph, chosen, alternatives,
+                                   [(i, k) for _distance, i, k in moves[:budget]], best,
+                                   avoided, opts)
+        budget -= found[0]
+        for i, k in found[1]:
+            rejected.add((i, k, best))
+        if found[2] is None:
+            break
+        chosen, routing, load = found[2]
+        best = _score(load)
+    return chosen, routing
+
+
+def _first_improvement(topology, graph, chosen, alternatives, moves, best, avoided, opts):
+    """Try ``moves`` (``(segment, candidate)``) in order, ``REFINE_BATCH`` at
+    a time, until one beats ``best``. Returns ``(tried, rejected, kept)``:
+    how many count as tried (up to the improving one), the moves tried
+    without improvement, and ``(chosen, routing, load)`` of the improving
+    move or None."""
+    rejected = []
+    for first in range(0, len(moves), REFINE_BATCH):
+        trials = []
+        for i, k in moves[first:first + REFINE_BATCH]:
             trial = list(chosen)
             trial[i] = alternatives[i][k]
-            trial_routing = select_paths(topology, _prohibited(topology, graph, trial), NAME,
-                                         down=avoided, options=opts)
-            trial_load = channel_loads(trial_routing, hosts=True)
-            if _score(trial_load) < best:
-                chosen, routing, load, best = trial, trial_routing, trial_load, _score(trial_load)
-                improved = True
-                break
-            rejected.add((i, k, best))
-        if not improved:
-            break
-    return chosen, routing
+            trials.append(trial)
+        for (i, k), trial, routing in zip(moves[first:first + REFINE_BATCH], trials,
+                                          _route_placements(topology, graph, trials, avoided,
+                                                            opts)):
+            load = channel_loads(routing, hosts=True)
+            if _score(load) < best:
+                return len(rejected) + 1, rejected, (trial, routing, load)
+            rejected.append((i, k))
+    return len(rejected), rejected, None
