@@ -27,7 +27,7 @@ distinct channels, so they share the load too).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 from scipy import sparse
@@ -597,23 +597,38 @@ def _route_batch(dests: np.ndarray, turns: _TurnSets, weight: np.ndarray,
     B, S, C = len(dests), turns.n + turns.C, turns.C
     members = np.tile(dests, turns.K)
     dist = turns.distances(dests)
-    flat_rows, flat_cols, bounds, top = _shortest_candidates(members, dist, turns, engine)
-    chosen, cost, per_level = _cheapest_choices(flat_rows, flat_cols, bounds, top, dist,
-                                                np.repeat(weight, B, axis=0), turns.n)
-    flow = _propagate_flow(chosen, cost, per_level, members, turns, host_counts, split)
+    levels = _shortest_candidates(members, dist, turns, engine)
+    chosen, cost = _cheapest_choices(levels, dist, np.repeat(weight, B, axis=0), turns.n)
+    flow = _propagate_flow(chosen, cost, levels, members, turns.n, host_counts, split)
     chosen = np.where(chosen >= 0, chosen % max(C, 1), -1)
     return chosen.reshape(turns.K, B, S), flow.reshape(turns.K, B, S)
 
 
+class _Levels(NamedTuple):
+    """The successor entries that start a shortest legal path, by level
+    (legal hops left after the entry's channel) and, inside a level, by
+    flat row; a row's entries (its *run*) all share one level. Everything
+    here is fixed before the weights are read, so the level loops of
+    :func:`_cheapest_choices` and :func:`_propagate_flow` only slice it."""
+
+    cols: np.ndarray        # flat channel of each entry
+    bounds: list            # entry index where each level starts, and the end
+    run_bounds: list        # run index where each level starts, and the end
+    runs: np.ndarray        # entry index where each run starts
+    run_len: np.ndarray     # entries per run
+    run_rows: np.ndarray    # flat row of each run
+    owner: np.ndarray       # member of each run
+    arrive: np.ndarray      # flat channel a run's row arrived over (M * C: injected)
+    group: np.ndarray       # member * n + the run's switch (see _split_level)
+
+
 def _shortest_candidates(dests: np.ndarray, dist: np.ndarray, turns: _TurnSets,
-                         engine: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """The successor entries that start a shortest legal path, as flat rows
-    and flat columns sorted by level (legal hops left after the entry's
-    channel; rows stay sorted inside a level), the start of each level and
-    the highest level. ``dests[m]`` and ``dist[m]``: member ``m``'s
+                         engine: str) -> _Levels:
+    """The successor entries that start a shortest legal path
+    (:class:`_Levels`). ``dests[m]`` and ``dist[m]``: member ``m``'s
     destination and legal distances. Raises RoutingError naming a source
     switch with no legal path to a destination of the batch."""
-    n, S = turns.n, turns.n + turns.C
+    n, C, S = turns.n, turns.C, turns.n + turns.C
     M = len(dests)
     rows, _cols, member, flat_row, flat_col, row_starts = turns.layout(M // turns.K)
     dcol = dist.ravel()[flat_col]
@@ -637,72 +652,82 @@ def _shortest_candidates(dests: np.ndarray, dist: np.ndarray, turns: _TurnSets,
     candidate, levels = candidate[by_level], levels[by_level]
     top = int(levels[-1]) if len(levels) else -1
     bounds = np.searchsorted(levels, np.arange(top + 2))
-    return flat_row[candidate], flat_col[candidate], bounds, top
+    cand_rows = flat_row[candidate]
+    runs = _run_starts(cand_rows)
+    run_rows = cand_rows[runs]
+    owner, local = np.divmod(run_rows, S)
+    return _Levels(flat_col[candidate], bounds.tolist(), np.searchsorted(runs, bounds).tolist(),
+                   runs, np.diff(runs, append=len(cand_rows)), run_rows, owner,
+                   np.where(local >= n, owner * C + local - n, M * C),
+                   owner * n + turns.state_switch[local])
 
 
-def _cheapest_choices(flat_rows: np.ndarray, flat_cols: np.ndarray, bounds: np.ndarray, top: int,
-                      dist: np.ndarray, weight: np.ndarray,
-                      n: int) -> tuple[np.ndarray, np.ndarray, list[tuple[np.ndarray, ...]]]:
+def _cheapest_choices(levels: _Levels, dist: np.ndarray, weight: np.ndarray,
+                      n: int) -> tuple[np.ndarray, np.ndarray]:
     """Each row's cheapest candidate, level by level from the destination.
 
     ``weight[m]``: the channel weights member ``m`` balances against.
-    Returns ``(chosen, cost, per_level)``: the chosen flat channel per flat
-    row (-1 none), ``cost`` per flat channel and, per level, the arrays
-    :func:`_propagate_flow` walks back.
+    Returns ``(chosen, cost)``: the chosen flat channel per flat row (-1
+    none) and ``cost`` per flat channel (one more, scratch, at the end).
     """
-    B, C = dist.shape
+    M, C = dist.shape
     S = n + C
-    flat_weight = weight.ravel()
+    # The scratch slot at M * C takes the costs of injection rows, which no
+    # channel arrives by: one assignment per level serves every run.
+    flat_weight = np.append(weight.ravel(), 0.0)
     # cost[b, c]: accumulated weight of the cheapest shortest legal path
     # that starts with channel c; computed outward from the destination, one
     # level at a time (a row at level k chooses among channels k hops away).
-    cost = np.where(dist == 0, weight, np.inf).ravel()
-    chosen = np.full(B * S, -1, dtype=np.int64)  # flat channel ids
-    per_level: list[tuple[np.ndarray, ...]] = []
-    for level in range(top + 1):
-        part_rows = flat_rows[bounds[level]:bounds[level + 1]]
-        if not len(part_rows):
+    cost = np.append(np.where(dist == 0, weight, np.inf).ravel(), np.inf)
+    chosen = np.full(M * S, -1, dtype=np.int64)  # flat channel ids
+    bounds, run_bounds = levels.bounds, levels.run_bounds
+    for level in range(len(bounds) - 1):
+        low, high = bounds[level], bounds[level + 1]
+        if low == high:
             continue
-        part_cols = flat_cols[bounds[level]:bounds[level + 1]]
-        seg = _run_starts(part_rows)
-        seg_len = np.diff(seg, append=len(part_rows))
-        seg_min, first = _segment_argmin(cost[part_cols], seg, seg_len)
-        seg_rows = part_rows[seg]
-        chosen[seg_rows] = part_cols[first]
-        owner, local = np.divmod(seg_rows, S)
-        channel_rows = local >= n
-        arrived = local[channel_rows] - n
-        at = owner[channel_rows] * C + arrived
-        cost[at] = flat_weight[at] + seg_min[channel_rows]
-        per_level.append((part_cols, seg, seg_len, seg_rows, owner, local))
-    return chosen, cost, per_level
+        first_run, end_run = run_bounds[level], run_bounds[level + 1]
+        part_cols = levels.cols[low:high]
+        seg_min, first = _segment_argmin(cost[part_cols], levels.runs[first_run:end_run] - low,
+                                         levels.run_len[first_run:end_run])
+        chosen[levels.run_rows[first_run:end_run]] = part_cols[first]
+        at = levels.arrive[first_run:end_run]
+        cost[at] = flat_weight[at] + seg_min
+    return chosen, cost
 
 
-def _propagate_flow(chosen: np.ndarray, cost: np.ndarray, per_level: list[tuple[np.ndarray, ...]],
-                    dests: np.ndarray, turns: _TurnSets, host_counts: np.ndarray,
-                    split: bool) -> np.ndarray:
-    """Source hosts passing each flat state (``[b * S + s]``); with
+def _propagate_flow(chosen: np.ndarray, cost: np.ndarray, levels: _Levels, dests: np.ndarray,
+                    n: int, host_counts: np.ndarray, split: bool) -> np.ndarray:
+    """Source hosts passing each flat state (``[m * S + s]``); with
     ``split``, the states of one switch share its candidates first
     (:func:`_split_level`, which updates ``chosen``)."""
-    B, n, C = len(dests), turns.n, turns.C
+    M = len(dests)
+    C = (len(cost) - 1) // M  # cost ends with a scratch slot
     S = n + C
     # Sources inject at every switch but the destination; a row at level k
     # feeds rows at level k - 1, so walking the levels from the farthest
     # down is exact.
-    flow: np.ndarray = np.zeros((B, S), dtype=np.float64)
+    flow: np.ndarray = np.zeros((M, S), dtype=np.float64)
     flow[:, :n] = host_counts
-    flow[np.arange(B), dests] = 0.0
+    flow[np.arange(M), dests] = 0.0
     flow = flow.ravel()
-    dest_hosts = host_counts[dests]
-    for part_cols, seg, seg_len, seg_rows, owner, local in reversed(per_level):
+    dest_hosts = host_counts[dests][levels.owner]
+    # Flat channel m * C + c enters flat state m * S + n + c.
+    shift = (levels.owner + 1) * n
+    bounds, run_bounds = levels.bounds, levels.run_bounds
+    for level in range(len(bounds) - 2, -1, -1):
+        low, high = bounds[level], bounds[level + 1]
+        if low == high:
+            continue
+        first_run, end_run = run_bounds[level], run_bounds[level + 1]
+        seg_rows = levels.run_rows[first_run:end_run]
         carried = flow[seg_rows]
         live = carried > 0
         if split:
-            _split_level(chosen, cost, part_cols, seg, seg_len, seg_rows, carried, live,
-                         owner * n + turns.state_switch[local], dest_hosts[owner], B * C)
-        target_owner, target = np.divmod(chosen[seg_rows[live]], C)
-        flow += np.bincount(target_owner * S + n + target, weights=carried[live],
-                            minlength=B * S)
+            _split_level(chosen, cost, levels.cols[low:high], levels.runs[first_run:end_run] - low,
+                         levels.run_len[first_run:end_run], seg_rows, carried, live,
+                         levels.group[first_run:end_run], dest_hosts[first_run:end_run], M * C)
+        flow += np.bincount(chosen[seg_rows[live]] + shift[first_run:end_run][live],
+                            weights=carried[live], minlength=M * S)
     return flow
 
 
