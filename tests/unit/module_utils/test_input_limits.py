@@ -158,14 +158,16 @@ def test_recursive_alias_is_refused():
 
 @pytest.mark.parametrize("text, message", [
     # an unclosed bracket is named where it opens, not where PyYAML gave up
-    ("switches: {sw0: {}\n", "line 1, column 11: a flow mapping opened here is not closed: "
-                              "did not find expected ',' or '}' (at line 2, column 1)"),
+    ("switches: {sw0: {}\n",
+     "line 1, column 11: a flow mapping opened here is not closed: "
+     "did not find expected ',' or '}' (at line 2, column 1)"),
     ("name: x\ngenerate:\n  dims: [4, 4\nfoo: 1\n",
      "line 3, column 9: a flow sequence opened here is not closed: did not find expected ',' or ']' "
      "(at line 4, column 4)"),
     ("a: 1\n b: 2\n", "line 2, column 3: mapping values are not allowed in this context"),
-    ("a: \"x\n", "line 2, column 1: found unexpected end of stream (while scanning a quoted scalar at "
-                "line 1, column 4)"),
+    ("a: \"x\n",
+     "line 2, column 1: found unexpected end of stream (while scanning a quoted scalar at "
+     "line 1, column 4)"),
     ("a: *nowhere\n", "line 1, column 4: found undefined alias"),
 ])
 def test_invalid_yaml_names_its_lines(text, message):

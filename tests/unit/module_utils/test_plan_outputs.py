@@ -210,8 +210,8 @@ def test_picture_of_loaded_torus():
     wraps = svg._torus_wraps(topology)
     assert len(wraps) == 8
     for link in topology.links:
-        group = by_title.get("%s -- %s, 1 Gb/s" % (link.a, link.b)) or by_title["%s -- %s, 1 Gb/s (down)"
-                                                                                 % (link.a, link.b)]
+        title = "%s -- %s, 1 Gb/s" % (link.a, link.b)
+        group = by_title.get(title) or by_title[title + " (down)"]
         assert len(group.findall("svg:path", NS)) == (2 if link.index in wraps else 1)
     assert set(circles(root)) == set(topology.switches)
     assert text == svg.fabric_svg(topology, loads=loads, down={3}, title="t", subtitle="s")

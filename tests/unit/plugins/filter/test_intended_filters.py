@@ -38,8 +38,8 @@ def planned(tmp_path):
 
 
 def test_the_filters_are_registered():
-    assert set(FilterModule().filters()) == {"intended_intent", "deployed_settings", "inventory_problems",
-                                                "unclaimed_topologies"}
+    assert set(FilterModule().filters()) == {
+        "intended_intent", "deployed_settings", "inventory_problems", "unclaimed_topologies"}
 
 
 def test_a_reviewed_directory_gives_its_intent(planned):
