@@ -95,6 +95,21 @@ def test_ansible_doc_from_installed_copy(installed, tmp_path):
     assert "Exactly one of `src' and `topology' is required" in " ".join(text.split())
 
 
+@pytest.mark.parametrize("plugin_type", ["module", "filter", "inventory", "cliconf", "role"]  # terminal plugins carry no documentation)
+def test_every_plugin_and_role_documentation_parses(installed, tmp_path, plugin_type):
+    """ansible-doc reads the documentation of every plugin of the type (a
+    YAML error in one, such as an unquoted colon in a filter's .yml, fails
+    the whole listing, as ansible-test sanity would)."""
+    _artifact, collections = installed
+    listed = json.loads(run("ansible-doc", "--json", "-t", plugin_type, "-l", "ethercluster.routing",
+                            cwd=tmp_path, collections_path=collections).stdout)
+    names = sorted(name for name in listed if name.startswith("ethercluster.routing."))
+    assert names, "no %s listed" % plugin_type
+    docs = json.loads(run("ansible-doc", "--json", "-t", plugin_type, *names,
+                          cwd=tmp_path, collections_path=collections).stdout)
+    assert set(docs) == set(names)
+
+
 def test_inventory_and_playbook_from_installed_copy(installed, tmp_path):
     _artifact, collections = installed
     inventory = tmp_path / "fabric.yml"
