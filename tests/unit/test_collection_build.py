@@ -95,7 +95,7 @@ def test_ansible_doc_from_installed_copy(installed, tmp_path):
     assert "Exactly one of `src' and `topology' is required" in " ".join(text.split())
 
 
-@pytest.mark.parametrize("plugin_type", ["module", "filter", "inventory", "cliconf", "role"]  # terminal plugins carry no documentation)
+@pytest.mark.parametrize("plugin_type", ["module", "filter", "inventory", "cliconf", "role"])  # terminal plugins carry no docs
 def test_every_plugin_and_role_documentation_parses(installed, tmp_path, plugin_type):
     """ansible-doc reads the documentation of every plugin of the type (a
     YAML error in one, such as an unquoted colon in a filter's .yml, fails

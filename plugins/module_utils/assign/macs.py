@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import EtherclusterError
+from ..platforms.capabilities import mac_aging_for
 
 if TYPE_CHECKING:
     from ..routing.base import RoutingFunction
@@ -132,6 +133,27 @@ def learned_entry_counts(topology: Topology, assignment: Assignment) -> dict[str
             member_vlans.update(port["tagged"])
         counts[name] = hosts * len(member_vlans)
     return counts
+
+
+def switch_mac_aging(topology: Topology, aging_time: int | None = None) -> dict[str, int]:
+    """``mac_learning: self``: the MAC aging time (seconds, 0 = never) each
+    switch is set to. ``aging_time`` None: as long as each platform
+    allows (0 where entries can be kept forever, else the platform's
+    longest); a figure: that figure on every switch (0 becomes the
+    longest where a platform cannot keep entries forever). Raises
+    MacError naming the switch and its platform's range."""
+    try:
+        return {name: mac_aging_for(sw.platform, aging_time, name)
+                for name, sw in sorted(topology.switches.items())}
+    except EtherclusterError as exc:
+        raise MacError("mac_learning.aging_time: %s" % exc) from None
+
+
+def effective_aging_time(aging: dict[str, int]) -> int:
+    """The aging time the learning pings must beat: the shortest non-zero
+    one of ``aging`` (:func:`switch_mac_aging`), 0 when no switch ages."""
+    finite = [seconds for seconds in aging.values() if seconds]
+    return min(finite) if finite else 0
 
 
 def _learning_networks(network: Any, vlan_count: int,

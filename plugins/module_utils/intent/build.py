@@ -42,7 +42,7 @@ import numpy as np
 from ..verify import cdg
 from ..verify.dot1q import Dot1qFabric
 from ..errors import EtherclusterError
-from ..assign.macs import self_learning_plan, static_mac_table
+from ..assign.macs import effective_aging_time, self_learning_plan, static_mac_table, switch_mac_aging
 from ..verify.metrics import busiest_channels, hop_distances, traffic_pattern, uniform
 from ..platforms.capabilities import BROADCAST_TREE_PLATFORMS, require_renderable
 from ..assign.flood_tree import flood_tree
@@ -184,17 +184,20 @@ def _intent_switch(sw, planned, host_at, port_link, static_macs):
 
 
 def build_intent(topology: Topology, routing: Any, assignment: Any, static_macs: dict[str, list] | None = None,
-                 learning: dict[str, Any] | None = None) -> dict[str, Any]:
+                 learning: dict[str, Any] | None = None, mac_aging: dict[str, int] | None = None) -> dict[str, Any]:
     """The intent of ``assignment`` (made from ``routing`` on ``topology``):
     docs/intent.md v1 plus the fields listed in the module doc. ``static_macs``:
     :func:`macs.static_mac_table` (``mac_learning: static``); ``learning``:
-    :func:`macs.self_learning_plan` (``mac_learning: self``)."""
+    :func:`macs.self_learning_plan` (``mac_learning: self``); ``mac_aging``:
+    :func:`macs.switch_mac_aging` (each switch's ``mac_aging_s``)."""
     taken_down = set(routing.down) - set(routing.blocked)
     links, port_link = _intent_links(topology, taken_down)
     hosts, host_at = _intent_hosts(topology)
     switches = {name: _intent_switch(sw, assignment.switches[name], host_at, port_link,
                                      static_macs.get(name, []) if static_macs is not None else [])
                 for name, sw in topology.switches.items()}
+    for name, seconds in (mac_aging or {}).items():
+        switches[name]["mac_aging_s"] = seconds
     names = {link.index: link.name for link in topology.links}
     tree = getattr(assignment, "broadcast_tree", None)
     if tree is not None:
@@ -851,14 +854,14 @@ def _plan_once(topology, engine, assignment, engine_options, settings, made_rout
     learning_network, aging_time = settings["learning_network"], settings["aging_time"]
     max_broadcast_copies = settings["max_broadcast_copies"]
     try:
-        static, learning = _mac_tables(topology, routing, assignment_made, mac_learning,
-                                       learning_network, aging_time)
+        static, learning, aging = _mac_tables(topology, routing, assignment_made, mac_learning,
+                                              learning_network, aging_time)
     except EtherclusterError as exc:
         checks.append(_check("mac_learning", False, str(exc)))
         raise _reject(checks, partial) from exc
     clock.lap("macs")
     intent = build_intent(topology, routing, assignment_made, static_macs=static,
-                          learning=learning)
+                          learning=learning, mac_aging=aging)
     intent["fabric"]["max_broadcast_copies"] = max_broadcast_copies
     intent["fabric"]["broadcast"] = settings["broadcast"]
     partial.intent = intent
@@ -974,15 +977,18 @@ def _route_and_assign(partial, clock, engine, engine_options, assignment, settin
 
 
 def _mac_tables(topology, routing, assignment, mac_learning, learning_network, aging_time):
-    """(static MAC table, None) or (None, self-learning plan)."""
+    """(static MAC table, None, None) or (None, self-learning plan, MAC
+    aging time per switch): with self-learning every switch gets an aging
+    time (``aging_time``; None: as long as its platform allows) and the
+    pings repeat before the shortest one runs out."""
     if mac_learning != "self":
-        return static_mac_table(topology, routing, assignment), None
-    options = {}
+        return static_mac_table(topology, routing, assignment), None, None
+    options: dict[str, Any] = {}
     if learning_network is not None:
         options["network"] = learning_network
-    if aging_time is not None:
-        options["aging_time"] = aging_time
-    return None, self_learning_plan(topology, assignment, **options)
+    aging = switch_mac_aging(topology, aging_time)
+    options["aging_time"] = effective_aging_time(aging)
+    return None, self_learning_plan(topology, assignment, **options), aging
 
 
 class _Clock:

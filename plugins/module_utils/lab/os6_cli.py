@@ -14,8 +14,9 @@ OS6 CLI that the ``dell_os6`` renderer and the CLI diff
   [terminal]``, ``show running-config``, ``show startup-config``, ``show
   version``, ``copy running-config startup-config`` (asks y/n), ``write
   memory``, ``exit``/``quit``/``logout``;
-* global configuration: ``hostname``, ``[no] spanning-tree``, ``vlan
-  database``, ``interface IF``, ``[no] mac address-table static MAC vlan V
+* global configuration: ``hostname``, ``[no] spanning-tree``, ``[no]
+  flowcontrol``, ``mac address-table aging-time 10-1000000``, ``no mac
+  address-table aging-time``, ``vlan database``, ``interface IF``, ``[no] mac address-table static MAC vlan V
   interface IF``, ``exit``, ``end``;
 * VLAN database: ``[no] vlan LIST`` (``2-5,8``), ``exit``, ``end``;
 * interface: ``switchport mode general|access``, ``switchport general pvid
@@ -113,6 +114,7 @@ class Os6Cli:
         self.interfaces = {interface_key(name): name for name in interfaces}
         self.stp = True  # OS6 runs spanning tree unless told not to
         self.flow_control = False  # 802.3x; the lab's datapath has no PAUSE (docs/lab.md)
+        self.mac_aging_s: int | None = None  # None: the default (300 s), not shown
         self.vlans = {DEFAULT_VLAN}
         self.ports: dict[str, dict[str, Any]] = {}  # interface name -> port state (only ports touched)
         self.statics: set[tuple[int, str, str]] = set()  # (vlan, mac, interface name)
@@ -169,6 +171,8 @@ class Os6Cli:
             lines.append("no spanning-tree")
         if self.flow_control:
             lines.append("flowcontrol")
+        if self.mac_aging_s is not None:
+            lines.append("mac address-table aging-time %d" % self.mac_aging_s)
         vlans = sorted(self.vlans - {DEFAULT_VLAN})
         if vlans:
             lines += ["vlan database", "vlan %s" % dell_os6.vlan_list(vlans), "exit"]
@@ -302,6 +306,13 @@ class Os6Cli:
             return self._set("stp", True)
         if lower in (["flowcontrol"], ["no", "flowcontrol"]):
             return self._set("flow_control", lower == ["flowcontrol"])
+        if lower == ["no", "mac", "address-table", "aging-time"]:
+            return self._set("mac_aging_s", None)
+        if lower[:3] == ["mac", "address-table", "aging-time"] and len(lower) == 4:
+            # N-Series: 10-1000000 seconds (docs/platforms.md "MAC aging time")
+            if not lower[3].isdigit() or not 10 <= int(lower[3]) <= 1000000:
+                return None
+            return self._set("mac_aging_s", int(lower[3]))
         if lower == ["vlan", "database"]:
             self.mode = "vlan"
             return ""
@@ -494,8 +505,12 @@ def ovs_entry(running_config: str, interface_names: Mapping[Any, str] | None,
     vlans = set(parsed["vlans"])
     for entry in parsed["ports"].values():
         vlans.update(entry["untagged"], entry["tagged"])
-    return {"platform": ovs.PLATFORM, "stp": parsed["stp"], "vlans": sorted(vlans),
-            "ports": parsed["ports"], "static_macs": parsed["static_macs"]}
+    entry = {"platform": ovs.PLATFORM, "stp": parsed["stp"], "vlans": sorted(vlans),
+             "ports": parsed["ports"], "static_macs": parsed["static_macs"]}
+    if parsed.get("mac_aging_s") is not None:
+        # OS6 takes up to 1,000,000 s; the pipeline's learn() idle_timeout is 16 bits
+        entry["mac_aging_s"] = min(parsed["mac_aging_s"], 0xFFFF)
+    return entry
 
 
 def _shell(script: str, what: str) -> str:

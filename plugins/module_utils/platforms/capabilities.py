@@ -106,6 +106,69 @@ _TABLE = (
 CAPABILITIES = {row.platform: row for row in _TABLE}
 
 
+class MacAging(NamedTuple):
+    """The MAC aging time a platform can be set to (seconds, whole switch)."""
+
+    min_s: int
+    max_s: int
+    never: bool  # 0 is accepted and means "learned entries never age"
+    command: str  # how it is set (docs/platforms.md "MAC aging time")
+
+
+# Sources in docs/platforms.md "MAC aging time". OVS: the pipeline learns
+# with learn() (platforms/ovs.py), whose idle_timeout is a 16-bit field and
+# 0 means permanent; Bridge other_config:mac-aging-time (15-3600 s) only
+# ages OVS's own NORMAL learning, which the pipeline does not use. The
+# Linux bridge learns nothing with ageing_time 0, so it has no "never".
+MAC_AGING = {
+    "ovs": MacAging(1, 65535, True, "learn(idle_timeout=N) in table 1"),
+    "dell_os6": MacAging(10, 1000000, False, "mac address-table aging-time N"),
+    "dell_powerconnect": MacAging(10, 1000000, False, "mac address-table aging-time N"),
+    "huawei_vrp": MacAging(10, 1000000, True, "mac-address aging-time N (0: no aging)"),
+    "huawei": MacAging(10, 1000000, True, "mac-address aging-time N (0: no aging)"),
+    "linux_bridge": MacAging(10, 1000000, False, "ip link set BRIDGE type bridge ageing_time N*100"),
+}
+
+
+def require_mac_aging(platform: str, value: int | None, switch: str = "switch") -> int | None:
+    """``value`` (an intent's ``mac_aging_s``) if ``platform`` can be set
+    to it; None stays None (not set). Raises :class:`PlatformError` naming
+    the switch, the figure and the platform's range."""
+    if value is None:
+        return None
+    row = MAC_AGING.get(platform)
+    if row is None:
+        raise PlatformError("switch %s: mac_aging_s is set but platform %s has no settable MAC "
+                            "aging time known to the renderers" % (switch, platform))
+    if value == 0 and not row.never:
+        raise PlatformError("switch %s: mac_aging_s 0 (never age) is not possible on platform %s; "
+                            "its longest is %d s" % (switch, platform, row.max_s))
+    return mac_aging_for(platform, value, switch)
+
+
+def mac_aging_for(platform: str, wanted: int | None, switch: str = "switch") -> int:
+    """The aging time (seconds, 0 = never) switch ``switch`` of ``platform``
+    gets when ``wanted`` is asked (None: as long as the platform allows,
+    0 where it can never age entries, else its maximum). Raises
+    :class:`PlatformError` for a platform with no settable aging time or a
+    figure outside its range (naming both)."""
+    if platform not in MAC_AGING:
+        raise PlatformError("switch %s: platform %s has no settable MAC aging time known to the "
+                            "renderers; platforms with one: %s"
+                            % (switch, platform, ", ".join(sorted(MAC_AGING))))
+    row = MAC_AGING[platform]
+    if wanted is None or (wanted == 0 and not row.never):
+        return 0 if row.never else row.max_s
+    if isinstance(wanted, bool) or not isinstance(wanted, int) or wanted < 0:
+        raise PlatformError("switch %s: MAC aging time must be whole seconds >= 0, got %r"
+                            % (switch, wanted))
+    if wanted != 0 and not row.min_s <= wanted <= row.max_s:
+        raise PlatformError("switch %s: MAC aging time %d s is outside platform %s's range %d-%d s%s"
+                            % (switch, wanted, platform, row.min_s, row.max_s,
+                               " (or 0: never)" if row.never else ""))
+    return wanted
+
+
 def renderable_platforms() -> list[str]:
     """Names of the platforms that have a renderer, sorted."""
     return sorted(name for name, row in CAPABILITIES.items() if row.renderer and row.port_mode)

@@ -11,7 +11,8 @@ texts are parsed into the canonical intent form (:mod:`.common`) with the
 platform's own parser and compared as data, then exactly the needed
 commands are written, in an order the switch accepts:
 
-1. spanning tree off (or on);
+1. spanning tree off (or on), 802.3x (OS6: switch-wide), the MAC aging
+   time (set, or back to the default when the candidate does not set it);
 2. new VLANs (before any port uses them);
 3. static MAC entries that go (before their port leaves the VLAN);
 4. per port that differs, in its interface context: general/hybrid mode for
@@ -101,6 +102,7 @@ class _Dialect:
     # 802.3x: one global command (OS6) or one line per interface (VRP)
     flow_control_global: Callable[[bool], list[str]] | None
     flow_control_port: Callable[[bool], str] | None
+    mac_aging: Callable[[int | None], str]  # set (seconds) or back to the default (None)
     add_vlans: Callable[[list[int]], list[str]]
     remove_vlans: Callable[[list[int]], list[str]]
     static: Callable[[bool, int, str, str], str]  # (add, vlan, mac, interface)
@@ -128,6 +130,8 @@ OS6 = _Dialect(
     stp=lambda on: ["spanning-tree" if on else "no spanning-tree"],
     flow_control_global=lambda on: ["flowcontrol" if on else "no flowcontrol"],
     flow_control_port=None,
+    mac_aging=lambda seconds: ("no mac address-table aging-time" if seconds is None
+                               else "mac address-table aging-time %d" % seconds),
     add_vlans=lambda vlans: ["vlan database", "vlan %s" % dell_os6.vlan_list(vlans), "exit"] if vlans else [],
     remove_vlans=lambda vlans: ["vlan database", "no vlan %s" % dell_os6.vlan_list(vlans), "exit"] if vlans else [],
     static=lambda add, vlan, mac, name: "%smac address-table static %s vlan %d interface %s" % (
@@ -146,6 +150,8 @@ VRP = _Dialect(
     stp=lambda on: ["stp enable" if on else "stp disable"],
     flow_control_global=None,
     flow_control_port=lambda on: "flow-control" if on else "undo flow-control",
+    mac_aging=lambda seconds: ("undo mac-address aging-time" if seconds is None
+                               else "mac-address aging-time %d" % seconds),
     add_vlans=_listed("vlan batch %s", huawei_vrp.vlan_batches),
     remove_vlans=_listed("undo vlan batch %s", huawei_vrp.vlan_batches),
     static=lambda add, vlan, mac, name: "%smac-address static %s %s vlan %d" % (
@@ -195,6 +201,8 @@ def _commands(dialect: _Dialect, running: dict[str, Any], candidate: dict[str, A
         have = {entry["flow_control"] for entry in running["ports"].values()}
         if have != {want_on}:
             commands += dialect.flow_control_global(want_on)
+    if candidate.get("mac_aging_s") != running.get("mac_aging_s"):
+        commands.append(dialect.mac_aging(candidate.get("mac_aging_s")))
     commands += dialect.add_vlans(sorted(set(candidate["vlans"]) - set(running["vlans"]) - {DEFAULT_VLAN}))
     have, want = _statics(running), _statics(candidate)
     commands += [dialect.static(False, vlan, mac, name_of(port)) for vlan, mac, port in sorted(have - want)]

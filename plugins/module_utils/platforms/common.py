@@ -113,8 +113,19 @@ def canonical_switch(config: Any, switch: str = "switch") -> dict[str, Any]:
         entry = ports_in[port] if port in ports_in else ports_in[int(port)]
         ports[port] = _canonical_port(entry, "switch %s port %s" % (switch, port), vlans)
     statics = _canonical_statics(config.get("static_macs", []) or [], switch, ports)
-    return {"stp": stp, "vlans": vlans, "ports": ports,
-            "static_macs": [{"mac": mac, "vlan": vlan, "port": port} for vlan, mac, port in statics]}
+    result = {"stp": stp, "vlans": vlans, "ports": ports,
+              "static_macs": [{"mac": mac, "vlan": vlan, "port": port} for vlan, mac, port in statics]}
+    aging = config.get("mac_aging_s")
+    if aging is not None:
+        result["mac_aging_s"] = mac_aging_seconds(aging, "switch %s: mac_aging_s" % switch)
+    return result
+
+
+def mac_aging_seconds(value: Any, where: str) -> int:
+    """A MAC aging time (whole seconds >= 0, 0: never) checked."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise PlatformError("%s: must be whole seconds >= 0 (0: never age), got %r" % (where, value))
+    return value
 
 
 def _canonical_port(entry: Any, where: str, vlans: list[int]) -> dict[str, Any]:
@@ -302,12 +313,16 @@ def empty_port() -> dict[str, Any]:
 
 
 def finish_parsed(stp: bool, vlans: Iterable[int], ports: dict[str, dict[str, Any]],
-                  statics: Iterable[tuple[int, str, str]]) -> dict[str, Any]:
-    """A parser's findings in the canonical form (sorted, de-duplicated)."""
+                  statics: Iterable[tuple[int, str, str]], mac_aging_s: int | None = None) -> dict[str, Any]:
+    """A parser's findings in the canonical form (sorted, de-duplicated);
+    ``mac_aging_s`` only when the text sets it."""
     for entry in ports.values():
         entry["untagged"] = sorted(set(entry["untagged"]))
         entry["tagged"] = sorted(set(entry["tagged"]))
     ordered = {port: ports[port] for port in sorted(ports, key=port_key)}
     statics = sorted(set(statics))
-    return {"stp": stp, "vlans": sorted(set(vlans)), "ports": ordered,
-            "static_macs": [{"mac": mac, "vlan": vlan, "port": port} for vlan, mac, port in statics]}
+    result = {"stp": stp, "vlans": sorted(set(vlans)), "ports": ordered,
+              "static_macs": [{"mac": mac, "vlan": vlan, "port": port} for vlan, mac, port in statics]}
+    if mac_aging_s is not None:
+        result["mac_aging_s"] = mac_aging_s
+    return result

@@ -44,6 +44,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from .capabilities import require_mac_aging
 from .common import (PlatformError, canonical_switch, empty_port, expand_ranges, finish_parsed,
                      interface_namer, mac_address, mac_dotted, port_reader, render_template,
                      vlan_ranges)
@@ -76,8 +77,9 @@ def render(config: Any, switch: str = "switch", interface_names: Mapping[Any, st
              for port, entry in intent["ports"].items()]
     statics = [{"mac": mac_dotted(entry["mac"]), "vlan": entry["vlan"],
                 "interface": name_of(entry["port"])} for entry in intent["static_macs"]]
+    aging = require_mac_aging(PLATFORM, intent.get("mac_aging_s"), switch)
     return render_template(TEMPLATE, switch=switch, vlans=vlan_list(intent["vlans"]), ports=ports,
-                           static_macs=statics, flow_control=flow_control)
+                           static_macs=statics, flow_control=flow_control, mac_aging_s=aging)
 
 
 def _switch_flow_control(intent: dict[str, Any], switch: str) -> bool:
@@ -101,6 +103,7 @@ _ALLOWED = re.compile(r"^switchport\s+general\s+allowed\s+vlan\s+(add|remove)\s+
                       r"(?:\s+(tagged|untagged))?$", re.I)
 _PVID = re.compile(r"^switchport\s+general\s+pvid\s+(\d+)$", re.I)
 _SPEED = re.compile(r"^speed\s+(\d+)(?:\s+\S+)*$", re.I)
+_AGING = re.compile(r"^mac\s+address-table\s+aging-time\s+(\d+)$", re.I)
 _STATIC = re.compile(r"^mac\s+address-table\s+static\s+(\S+)\s+vlan\s+(\d+)\s+interface\s+(.+)$", re.I)
 
 
@@ -135,7 +138,7 @@ def parse(text: str, interface_names: Mapping[Any, str] | None = None, switch: s
                                 % (switch, port))
     for entry in ports.values():
         entry["flow_control"] = reader.flow_control
-    return finish_parsed(reader.stp, reader.vlans, ports, reader.statics)
+    return finish_parsed(reader.stp, reader.vlans, ports, reader.statics, reader.mac_aging_s)
 
 
 class _Reader:
@@ -145,6 +148,7 @@ class _Reader:
         self.port_of = port_of
         self.stp = True  # OS6 runs spanning tree unless told not to
         self.flow_control = False  # a configuration without "flowcontrol": off
+        self.mac_aging_s: int | None = None  # not set: the switch's default
         self.vlans: list[int] = []
         self.ports: dict[str, dict[str, Any]] = {}
         self.statics: list[tuple[int, str, str]] = []
@@ -179,6 +183,12 @@ class _Reader:
             return True
         if lower in ("flowcontrol", "no flowcontrol"):
             self.flow_control = lower == "flowcontrol"
+            return True
+        if lower == "no mac address-table aging-time":
+            self.mac_aging_s = None
+            return True
+        if found := _AGING.match(line):
+            self.mac_aging_s = int(found.group(1))
             return True
         found = _INTERFACE.match(line)
         if found:

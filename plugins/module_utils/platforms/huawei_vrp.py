@@ -44,6 +44,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .capabilities import require_mac_aging
 from .common import (PlatformError, canonical_switch, empty_port, expand_ranges, finish_parsed,
                      interface_namer, mac_address, mac_dashed, port_reader, render_template,
                      vlan_ranges)
@@ -78,8 +79,9 @@ def render(config: Any, switch: str = "switch", interface_names: Mapping[Any, st
              for port, entry in intent["ports"].items()]
     statics = [{"mac": mac_dashed(entry["mac"]), "vlan": entry["vlan"],
                 "interface": name_of(entry["port"])} for entry in intent["static_macs"]]
+    aging = require_mac_aging(PLATFORM, intent.get("mac_aging_s"), switch)
     return render_template(TEMPLATE, switch=switch, vlan_batches=vlan_batches(intent["vlans"]),
-                           ports=ports, static_macs=statics)
+                           ports=ports, static_macs=statics, mac_aging_s=aging)
 
 
 _INTERFACE = re.compile(r"^interface\s+(\S+)$", re.I)
@@ -88,6 +90,7 @@ _VLAN_ONE = re.compile(r"^vlan\s+(\d+)$", re.I)
 _MEMBER = re.compile(r"^(undo\s+)?port\s+hybrid\s+(?:(untagged|tagged)\s+)?vlan\s+([0-9to\s]+)$", re.I)
 _PVID = re.compile(r"^port\s+hybrid\s+pvid\s+vlan\s+(\d+)$", re.I)
 _SPEED = re.compile(r"^speed\s+(\d+)$", re.I)
+_AGING = re.compile(r"^mac-address\s+aging-time\s+(\d+)$", re.I)
 _STATIC = re.compile(r"^mac-address\s+static\s+(\S+)\s+(\S+)\s+vlan\s+(\d+)$", re.I)
 
 
@@ -103,6 +106,7 @@ def parse(text: str, interface_names: Mapping[Any, str] | None = None, switch: s
     vlans: list[int] = []
     ports: dict[str, dict[str, Any]] = {}
     statics: list[tuple[int, str, str]] = []
+    aging: int | None = None  # not set: the switch's default
     current: dict[str, Any] | None = None
     for number, raw in enumerate(text.splitlines(), 1):
         indented = raw[:1] == " "
@@ -132,6 +136,8 @@ def parse(text: str, interface_names: Mapping[Any, str] | None = None, switch: s
             stp = True
         elif batch := _VLAN_BATCH.match(line):
             vlans.extend(expand_ranges(batch.group(1), where))
+        elif found := _AGING.match(line):
+            aging = int(found.group(1))
         elif one := _VLAN_ONE.match(line):
             vlans.append(int(one.group(1)))
         elif static := _STATIC.match(line):
@@ -146,7 +152,7 @@ def parse(text: str, interface_names: Mapping[Any, str] | None = None, switch: s
                 continue
             raise PlatformError("switch %s: interface of port %s is not a hybrid port (port "
                                 "link-type hybrid)" % (switch, port))
-    return finish_parsed(stp, vlans, ports, statics)
+    return finish_parsed(stp, vlans, ports, statics, aging)
 
 
 def _interface_line(current: dict[str, Any], line: str, lower: str, where: str) -> None:

@@ -63,6 +63,7 @@ import shlex
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from .capabilities import require_mac_aging
 from .common import (PlatformError, canonical_switch, empty_port, expand_ranges, finish_parsed,
                      interface_namer, mac_address, port_reader, render_template, vlan_ranges)
 
@@ -128,7 +129,8 @@ def render(config: Any, switch: str = "switch", interface_names: Mapping[Any, st
     statics = [{"mac": entry["mac"], "vlan": entry["vlan"], "interface": name_of(entry["port"])}
                for entry in intent["static_macs"]]
     return render_template(SCRIPT_TEMPLATE, switch=switch, bridge=bridge, stp=intent["stp"],
-                           ports=ports, static_macs=statics)
+                           ports=ports, static_macs=statics,
+                           mac_aging_s=require_mac_aging(PLATFORM, intent.get("mac_aging_s"), switch))
 
 
 def _vids(vlans: Iterable[int]) -> str:
@@ -163,7 +165,8 @@ def render_interfaces(config: Any, switch: str = "switch", interface_names: Mapp
                       "bridge_vids": _vids(vlan for vlan in entry["tagged"] if vlan != pvid),
                       "post_up": post_up, "admin": entry["admin"], "speed_mbps": entry["speed_mbps"]})
     return render_template(INTERFACES_TEMPLATE, switch=switch, bridge=bridge, stp=intent["stp"],
-                           ports=ports)
+                           ports=ports,
+                           mac_aging_s=require_mac_aging(PLATFORM, intent.get("mac_aging_s"), switch))
 
 
 class _Reader:
@@ -177,6 +180,7 @@ class _Reader:
         self.memberships: dict[str, dict[int, set[str]]] = {}  # port -> {vlan: set(flags)}
         self.ports: dict[str, dict[str, Any]] = {}
         self.statics: list[tuple[int, str, str]] = []
+        self.mac_aging_s: int | None = None  # not set: the kernel's 300 s
 
     def port(self, interface: str) -> str | None:
         """The topology port of ``interface`` (None: not one), noted as seen."""
@@ -191,6 +195,9 @@ class _Reader:
         if words[:3] == ["ip", "link", "add"] and "bridge" in words:
             if "stp_state" in words:
                 self.stp = words[words.index("stp_state") + 1] != "0"
+            if "ageing_time" in words:
+                # iproute2 passes ageing_time to the kernel as clock_t: hundredths of a second
+                self.mac_aging_s = int(_value(words, "ageing_time", where)) // 100
         elif words[:3] == ["ip", "link", "set"]:
             args = [word for word in words[3:] if word != "dev"]
             port = self.port(args[0]) if args else None
@@ -236,7 +243,7 @@ class _Reader:
             pvids = [vlan for vlan, flags in table.items() if "pvid" in flags]
             entry["pvid"] = pvids[-1] if pvids else None
             self.vlans.update(table)
-        return finish_parsed(self.stp, self.vlans, self.ports, self.statics)
+        return finish_parsed(self.stp, self.vlans, self.ports, self.statics, self.mac_aging_s)
 
 
 def _value(words: list[str], key: str, where: str) -> str:
@@ -287,6 +294,8 @@ def parse_interfaces(text: str, interface_names: Mapping[Any, str] | None = None
         if is_bridge:
             if key == "bridge-stp":
                 reader.stp = values[:1] in (["on"], ["yes"])
+            elif key == "bridge-ageing" and values:
+                reader.mac_aging_s = int(values[0])  # ifupdown2: seconds
             continue
         if current is None:
             continue

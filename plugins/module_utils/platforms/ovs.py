@@ -167,6 +167,7 @@ class SwitchIntent(NamedTuple):
     ports: dict  # port name -> PortIntent
     static_macs: tuple  # (vlan, mac, port name)
     broadcast_ports: tuple | None = None  # port names on the flood tree (None: flood by VLAN)
+    mac_aging_s: int = MAC_AGING_S  # idle_timeout of the learned entries (0: never age)
 
 
 def normalize_intent(config: Any, switch: str = "switch") -> SwitchIntent:
@@ -202,7 +203,19 @@ def normalize_intent(config: Any, switch: str = "switch") -> SwitchIntent:
     statics = _static_entries(config.get("static_macs") or [], where, ports)
     return SwitchIntent(switch, stp, tuple(sorted(vlan_set)), ports,
                         tuple(sorted((vlan, mac, port) for (vlan, mac), port in statics.items())),
-                        _broadcast_ports(config.get("broadcast_ports"), where, ports))
+                        _broadcast_ports(config.get("broadcast_ports"), where, ports),
+                        _mac_aging(config.get("mac_aging_s"), where))
+
+
+def _mac_aging(value: Any, where: str) -> int:
+    """``switches.<name>.mac_aging_s``: the learn() idle_timeout, a 16-bit
+    field (0: learned entries never age); absent: :data:`MAC_AGING_S`."""
+    if value is None:
+        return MAC_AGING_S
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 0xFFFF:
+        raise OvsError("%s.mac_aging_s: must be whole seconds 0-65535 (learn()'s idle_timeout; "
+                       "0: never age), got %r" % (where, value))
+    return value
 
 
 def _broadcast_ports(value: Any, where: str, ports: dict[str, PortIntent]) -> tuple | None:
@@ -363,7 +376,7 @@ def render_flows(intent: SwitchIntent) -> list[Flow]:
             add(TABLE_CLASSIFY, PRIORITY_PORT, [("in_port", port.ofport), ("dl_vlan", vlan)],
                 ["pop_vlan", "set_field:%s->reg0" % _hex(vlan), "goto_table:%d" % TABLE_LEARN])
     add(TABLE_CLASSIFY, 0, [], [])
-    add(TABLE_LEARN, 0, [], [learn_action(), "resubmit(,%d)" % TABLE_FDB,
+    add(TABLE_LEARN, 0, [], [learn_action(intent.mac_aging_s), "resubmit(,%d)" % TABLE_FDB,
                              "resubmit(,%d)" % TABLE_EGRESS])
     for vlan, mac, port in intent.static_macs:
         add(TABLE_FDB, PRIORITY_STATIC, [("reg0", vlan), ("dl_dst", mac)],
@@ -420,12 +433,15 @@ def _sortable(value: Any) -> tuple:
     return (2, 0, (str(value),))
 
 
-def learn_action() -> str:
+def learn_action(aging_s: int = MAC_AGING_S) -> str:
     """The ``learn()`` of table 1: (VLAN, source MAC) -> input port, into the
-    forwarding database, below the static entries."""
-    return ("learn(table=%d,idle_timeout=%d,priority=%d,cookie=%s,NXM_NX_REG0[0..11],"
+    forwarding database, below the static entries; learned entries age
+    after ``aging_s`` idle seconds (0: never; OVS then leaves
+    ``idle_timeout`` out of the dumped action, and so does this text)."""
+    timeout = "idle_timeout=%d," % aging_s if aging_s else ""
+    return ("learn(table=%d,%spriority=%d,cookie=%s,NXM_NX_REG0[0..11],"
             "NXM_OF_ETH_DST[]=NXM_OF_ETH_SRC[],load:NXM_OF_IN_PORT[]->NXM_NX_REG1[0..15])"
-            % (TABLE_FDB, MAC_AGING_S, PRIORITY_LEARNED, _hex(LEARNED_COOKIE)))
+            % (TABLE_FDB, timeout, PRIORITY_LEARNED, _hex(LEARNED_COOKIE)))
 
 
 def render(config: Any, switch: str = "switch") -> dict[str, Any]:
