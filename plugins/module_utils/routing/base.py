@@ -48,6 +48,9 @@ SEQUENTIAL_STEPS = 32
 # Up to this many (set x destination x channel) cells, the legal distances
 # of every destination are computed once per routing, not once per batch.
 DISTANCE_CACHE_CELLS = 1 << 22
+# Up to this many (set x destination x state) cells, the shortest-path
+# candidates of every batch are kept from the first sweep for the next.
+LEVEL_CACHE_CELLS = 1 << 19
 
 
 class RoutingError(EtherclusterError):
@@ -562,13 +565,19 @@ def _balanced_tables(turns: _TurnSets, host_counts: np.ndarray, engine: str,
     steps = min(n, SEQUENTIAL_STEPS)
     batches = [np.arange(first, n, steps) for first in range(steps)]
     own_load: list[np.ndarray | None] = [None] * steps  # per batch: the load it put on every channel
+    # A batch's shortest-path candidates do not depend on the weights: later
+    # sweeps reuse the first sweep's when they fit in LEVEL_CACHE_CELLS.
+    plans: list[_Levels | None] = [None] * steps
+    keep = passes > 1 and turns.K * n * (n + turns.C) <= LEVEL_CACHE_CELLS
     for _sweep in range(max(1, passes)):
         for number, dests in enumerate(batches):
             previous = own_load[number]
             if previous is not None:  # a later sweep: reroute against all others
                 weight -= previous
-            chosen, flow = _route_batch(dests, turns, weight, host_counts, engine,
-                                        split=bool(passes))
+            chosen, flow, levels = _route_batch(dests, turns, weight, host_counts, engine,
+                                                split=bool(passes), levels=plans[number])
+            if keep:
+                plans[number] = levels
             by_dest[:, dests] = np.where(flow > 0, chosen, -1)
             if passes:
                 # Loads are whole numbers of host pairs: every sum is exact.
@@ -579,16 +588,17 @@ def _balanced_tables(turns: _TurnSets, host_counts: np.ndarray, engine: str,
 
 
 def _route_batch(dests: np.ndarray, turns: _TurnSets, weight: np.ndarray,
-                 host_counts: np.ndarray, engine: str,
-                 split: bool = True) -> tuple[np.ndarray, np.ndarray]:
+                 host_counts: np.ndarray, engine: str, split: bool = True,
+                 levels: _Levels | None = None) -> tuple[np.ndarray, np.ndarray, _Levels]:
     """Choose every state's next channel towards each destination of the
     batch ``dests`` under every set of turns, and propagate the source
     counts down the chosen trees.
 
-    ``weight[k]`` is set ``k``'s accumulated channel load. Returns
-    ``(chosen, flow)``, each ``(K, len(dests), n + C)``: the chosen output
-    channel per state (-1 none) and the number of source hosts whose
-    frames to that destination pass the state.
+    ``weight[k]`` is set ``k``'s accumulated channel load; ``levels``: the
+    batch's :class:`_Levels` if known. Returns ``(chosen, flow, levels)``,
+    the first two ``(K, len(dests), n + C)``: the chosen output channel per
+    state (-1 none) and the number of source hosts whose frames to that
+    destination pass the state.
 
     The batch is handled as one flat problem: state ``s`` of member ``m``
     (set ``k``, destination ``b``: ``m = k * B + b``) is flat row
@@ -597,29 +607,30 @@ def _route_batch(dests: np.ndarray, turns: _TurnSets, weight: np.ndarray,
     B, S, C = len(dests), turns.n + turns.C, turns.C
     members = np.tile(dests, turns.K)
     dist = turns.distances(dests)
-    levels = _shortest_candidates(members, dist, turns, engine)
+    if levels is None:
+        levels = _shortest_candidates(members, dist, turns, engine)
     chosen, cost = _cheapest_choices(levels, dist, np.repeat(weight, B, axis=0), turns.n)
-    flow = _propagate_flow(chosen, cost, levels, members, turns.n, host_counts, split)
+    flow = _propagate_flow(chosen, cost, levels, members, (turns.n, C), host_counts, split)
     chosen = np.where(chosen >= 0, chosen % max(C, 1), -1)
-    return chosen.reshape(turns.K, B, S), flow.reshape(turns.K, B, S)
+    return chosen.reshape(turns.K, B, S), flow.reshape(turns.K, B, S), levels
 
 
 class _Levels(NamedTuple):
-    """The successor entries that start a shortest legal path, by level
-    (legal hops left after the entry's channel) and, inside a level, by
-    flat row; a row's entries (its *run*) all share one level. Everything
-    here is fixed before the weights are read, so the level loops of
-    :func:`_cheapest_choices` and :func:`_propagate_flow` only slice it."""
+    """The successor entries that start a shortest legal path, grouped by
+    flat row into *runs* (a row's entries all share one level: the legal
+    hops left after their channel), runs sorted by level then row. Fixed
+    before the weights are read, so the level loops of
+    :func:`_cheapest_choices` and :func:`_propagate_flow` only slice it.
+    Flat channel ids: ``m * C + c``; ``M * C`` is a scratch slot, ``M * C +
+    1`` a padding slot whose cost is always infinite."""
 
-    cols: np.ndarray        # flat channel of each entry
-    bounds: list            # entry index where each level starts, and the end
+    pad: np.ndarray         # [run, k]: the run's k-th entry's flat channel, padded
     run_bounds: list        # run index where each level starts, and the end
-    runs: np.ndarray        # entry index where each run starts
-    run_len: np.ndarray     # entries per run
     run_rows: np.ndarray    # flat row of each run
     owner: np.ndarray       # member of each run
-    arrive: np.ndarray      # flat channel a run's row arrived over (M * C: injected)
+    arrive: np.ndarray      # flat channel a run's row arrived over (scratch: injected)
     group: np.ndarray       # member * n + the run's switch (see _split_level)
+    multi: np.ndarray       # the run has more than one entry
 
 
 def _shortest_candidates(dests: np.ndarray, dist: np.ndarray, turns: _TurnSets,
@@ -628,7 +639,7 @@ def _shortest_candidates(dests: np.ndarray, dist: np.ndarray, turns: _TurnSets,
     (:class:`_Levels`). ``dests[m]`` and ``dist[m]``: member ``m``'s
     destination and legal distances. Raises RoutingError naming a source
     switch with no legal path to a destination of the batch."""
-    n, C, S = turns.n, turns.C, turns.n + turns.C
+    n, S = turns.n, turns.n + turns.C
     M = len(dests)
     rows, _cols, member, flat_row, flat_col, row_starts = turns.layout(M // turns.K)
     dcol = dist.ravel()[flat_col]
@@ -648,18 +659,32 @@ def _shortest_candidates(dests: np.ndarray, dist: np.ndarray, turns: _TurnSets,
     active = turns.state_switch[rows] != dests[member]
     candidate = np.flatnonzero(active & (dcol == row_best[flat_row]) & np.isfinite(dcol))
     levels = dcol[candidate]
-    by_level = np.argsort(levels, kind="stable")  # rows stay sorted inside a level
+    # Rows stay sorted inside a level (a stable sort: a radix sort on small ints).
+    small = np.int16 if not len(levels) or levels.max() < 1 << 15 else np.int64
+    by_level = np.argsort(levels.astype(small), kind="stable")
     candidate, levels = candidate[by_level], levels[by_level]
+    return _levels_of(flat_row[candidate], flat_col[candidate], levels, turns, M)
+
+
+def _levels_of(cand_rows: np.ndarray, cand_cols: np.ndarray, levels: np.ndarray,
+               turns: _TurnSets, M: int) -> _Levels:
+    """:class:`_Levels` of the candidate entries (flat rows and channels,
+    sorted by level, then row) of ``M`` members."""
+    n, C = turns.n, turns.C
     top = int(levels[-1]) if len(levels) else -1
-    bounds = np.searchsorted(levels, np.arange(top + 2))
-    cand_rows = flat_row[candidate]
     runs = _run_starts(cand_rows)
+    run_len = np.diff(runs, append=len(cand_rows))
     run_rows = cand_rows[runs]
-    owner, local = np.divmod(run_rows, S)
-    return _Levels(flat_col[candidate], bounds.tolist(), np.searchsorted(runs, bounds).tolist(),
-                   runs, np.diff(runs, append=len(cand_rows)), run_rows, owner,
+    owner, local = np.divmod(run_rows, n + C)
+    # A padded row per run (few entries each: at most a switch's degree), so
+    # a level's choices are one argmin along an axis, ties to the first.
+    pad = np.full((len(runs), int(run_len.max()) if len(runs) else 1), M * C + 1, dtype=np.int64)
+    run_of = np.repeat(np.arange(len(runs)), run_len)
+    pad[run_of, np.arange(len(cand_rows)) - runs[run_of]] = cand_cols
+    run_bounds = np.searchsorted(runs, np.searchsorted(levels, np.arange(top + 2)))
+    return _Levels(pad, run_bounds.tolist(), run_rows, owner,
                    np.where(local >= n, owner * C + local - n, M * C),
-                   owner * n + turns.state_switch[local])
+                   owner * n + turns.state_switch[local], run_len > 1)
 
 
 def _cheapest_choices(levels: _Levels, dist: np.ndarray, weight: np.ndarray,
@@ -668,40 +693,42 @@ def _cheapest_choices(levels: _Levels, dist: np.ndarray, weight: np.ndarray,
 
     ``weight[m]``: the channel weights member ``m`` balances against.
     Returns ``(chosen, cost)``: the chosen flat channel per flat row (-1
-    none) and ``cost`` per flat channel (one more, scratch, at the end).
+    none) and ``cost`` per flat channel (and the two slots of
+    :class:`_Levels` at the end).
     """
     M, C = dist.shape
     S = n + C
-    # The scratch slot at M * C takes the costs of injection rows, which no
-    # channel arrives by: one assignment per level serves every run.
-    flat_weight = np.append(weight.ravel(), 0.0)
+    # The scratch slot takes the costs of injection rows, which no channel
+    # arrives by (one assignment per level serves every run); the padding
+    # slot stays infinite, so padding is never chosen.
+    flat_weight = np.append(weight.ravel(), [0.0, 0.0])
     # cost[b, c]: accumulated weight of the cheapest shortest legal path
     # that starts with channel c; computed outward from the destination, one
     # level at a time (a row at level k chooses among channels k hops away).
-    cost = np.append(np.where(dist == 0, weight, np.inf).ravel(), np.inf)
+    cost = np.append(np.where(dist == 0, weight, np.inf).ravel(), [np.inf, np.inf])
     chosen = np.full(M * S, -1, dtype=np.int64)  # flat channel ids
-    bounds, run_bounds = levels.bounds, levels.run_bounds
-    for level in range(len(bounds) - 1):
-        low, high = bounds[level], bounds[level + 1]
-        if low == high:
+    run_bounds = levels.run_bounds
+    for level in range(len(run_bounds) - 1):
+        first, end = run_bounds[level], run_bounds[level + 1]
+        if first == end:
             continue
-        first_run, end_run = run_bounds[level], run_bounds[level + 1]
-        part_cols = levels.cols[low:high]
-        seg_min, first = _segment_argmin(cost[part_cols], levels.runs[first_run:end_run] - low,
-                                         levels.run_len[first_run:end_run])
-        chosen[levels.run_rows[first_run:end_run]] = part_cols[first]
-        at = levels.arrive[first_run:end_run]
-        cost[at] = flat_weight[at] + seg_min
+        options = levels.pad[first:end]
+        values = cost[options]
+        pick = values.argmin(axis=1)  # the first of equal minima: the lowest column
+        here = np.arange(end - first)
+        chosen[levels.run_rows[first:end]] = options[here, pick]
+        at = levels.arrive[first:end]
+        cost[at] = flat_weight[at] + values[here, pick]
     return chosen, cost
 
 
 def _propagate_flow(chosen: np.ndarray, cost: np.ndarray, levels: _Levels, dests: np.ndarray,
-                    n: int, host_counts: np.ndarray, split: bool) -> np.ndarray:
-    """Source hosts passing each flat state (``[m * S + s]``); with
-    ``split``, the states of one switch share its candidates first
-    (:func:`_split_level`, which updates ``chosen``)."""
+                    sizes: tuple[int, int], host_counts: np.ndarray, split: bool) -> np.ndarray:
+    """Source hosts passing each flat state (``[m * S + s]``; ``sizes``:
+    switches and channels); with ``split``, the states of one switch share
+    its candidates first (:func:`_split_level`, which updates ``chosen``)."""
     M = len(dests)
-    C = (len(cost) - 1) // M  # cost ends with a scratch slot
+    n, C = sizes
     S = n + C
     # Sources inject at every switch but the destination; a row at level k
     # feeds rows at level k - 1, so walking the levels from the farthest
@@ -713,20 +740,18 @@ def _propagate_flow(chosen: np.ndarray, cost: np.ndarray, levels: _Levels, dests
     dest_hosts = host_counts[dests][levels.owner]
     # Flat channel m * C + c enters flat state m * S + n + c.
     shift = (levels.owner + 1) * n
-    bounds, run_bounds = levels.bounds, levels.run_bounds
-    for level in range(len(bounds) - 2, -1, -1):
-        low, high = bounds[level], bounds[level + 1]
-        if low == high:
+    run_bounds = levels.run_bounds
+    for level in range(len(run_bounds) - 2, -1, -1):
+        first, end = run_bounds[level], run_bounds[level + 1]
+        if first == end:
             continue
-        first_run, end_run = run_bounds[level], run_bounds[level + 1]
-        seg_rows = levels.run_rows[first_run:end_run]
+        seg_rows = levels.run_rows[first:end]
         carried = flow[seg_rows]
         live = carried > 0
         if split:
-            _split_level(chosen, cost, levels.cols[low:high], levels.runs[first_run:end_run] - low,
-                         levels.run_len[first_run:end_run], seg_rows, carried, live,
-                         levels.group[first_run:end_run], dest_hosts[first_run:end_run], M * C)
-        flow += np.bincount(chosen[seg_rows[live]] + shift[first_run:end_run][live],
+            _split_level(chosen, cost, levels.pad[first:end], levels.multi[first:end], seg_rows,
+                         carried, live, levels.group[first:end], dest_hosts[first:end])
+        flow += np.bincount(chosen[seg_rows[live]] + shift[first:end][live],
                             weights=carried[live], minlength=M * S)
     return flow
 
@@ -739,20 +764,9 @@ def _run_starts(values: np.ndarray) -> np.ndarray:
     return np.concatenate(([0], change))
 
 
-def _segment_argmin(values: np.ndarray, seg: np.ndarray, seg_len: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per segment (starting at ``seg``, ``seg_len`` long): the minimum and
-    the position of its first occurrence (so ties go to the lowest column)."""
-    seg_min = np.minimum.reduceat(values, seg)
-    # Positions that are not their segment's minimum count as past the end,
-    # so the segment's least position is its first minimum (few numpy calls:
-    # this runs once per level and round on small arrays).
-    size = len(values)
-    position = np.where(values == np.repeat(seg_min, seg_len), np.arange(size), size)
-    return seg_min, np.minimum.reduceat(position, seg)
-
-
-def _split_level(chosen, cost, part_cols, seg, seg_len, seg_rows, carried, live, group,
-                 dest_hosts, size):
+def _split_level(chosen: np.ndarray, cost: np.ndarray, pad: np.ndarray, multi: np.ndarray,
+                 seg_rows: np.ndarray, carried: np.ndarray, live: np.ndarray, group: np.ndarray,
+                 dest_hosts: np.ndarray) -> None:
     """Let the states of one switch at one level share its output channels.
 
     A routing table is indexed by input port, so frames for one destination
@@ -763,7 +777,7 @@ def _split_level(chosen, cost, part_cols, seg, seg_len, seg_rows, carried, live,
     destination already put on it``. States of different groups never
     compete (their candidates differ), so one round serves all groups.
     """
-    choosy = live & (seg_len > 1)
+    choosy = live & multi
     if not choosy.any():
         return
     # A state alone at its switch keeps the plain cheapest choice.
@@ -771,32 +785,26 @@ def _split_level(chosen, cost, part_cols, seg, seg_len, seg_rows, carried, live,
     choosy &= crowded
     if not choosy.any():
         return
-    extra = np.zeros(size, dtype=np.float64)
-    fixed = live & crowded & ~choosy
-    np.add.at(extra, chosen[seg_rows[fixed]], carried[fixed] * dest_hosts[fixed])
+    fixed = live & crowded & ~multi
+    # (float even when nothing is fixed: bincount of nothing counts in ints)
+    extra = np.bincount(chosen[seg_rows[fixed]], weights=carried[fixed] * dest_hosts[fixed],
+                        minlength=len(cost)).astype(np.float64, copy=False)
     members = np.flatnonzero(choosy)
-    order = np.lexsort((-carried[members], group[members]))
-    members = members[order]
-    heads = _run_starts(group[members])
-    head_of = np.zeros(len(members), dtype=np.int64)
-    head_of[heads] = heads
-    rank = np.arange(len(members)) - np.maximum.accumulate(head_of)
-    # Rounds become consecutive slices (group order kept inside a round) and
-    # every member's options are gathered once, not once per round.
+    # Group, then heaviest first, then position: loads are whole numbers,
+    # so one float key sorts exactly as a lexsort would.
+    key = group[members] * (float(carried.max()) + 1.0) - carried[members]
+    members = members[np.argsort(key, kind="stable")]
+    ordered = group[members]
+    rank = np.arange(len(members)) - np.searchsorted(ordered, ordered)
+    # Rounds become consecutive slices (group order kept inside a round).
     by_round = np.argsort(rank, kind="stable")
     members, rank = members[by_round], rank[by_round]
-    rounds = np.searchsorted(rank, np.arange(int(rank[-1]) + 2))
-    lengths = seg_len[members]
-    ends = np.cumsum(lengths)
-    starts = ends - lengths
-    options = part_cols[np.repeat(seg[members] - starts, lengths) + np.arange(int(ends[-1]))]
+    rounds = np.searchsorted(rank, np.arange(int(rank[-1]) + 2)).tolist()
+    options = pad[members]
     demand = carried[members] * dest_hosts[members]
     rows = seg_rows[members]
-    for first, last in zip(rounds[:-1].tolist(), rounds[1:].tolist()):
-        low, high = int(starts[first]), int(ends[last - 1])
-        these = options[low:high]
-        _least, pick = _segment_argmin(cost[these] + extra[these], starts[first:last] - low,
-                                       lengths[first:last])
-        picked = these[pick]
-        chosen[rows[first:last]] = picked
-        extra[picked] += demand[first:last]
+    for first, end in zip(rounds[:-1], rounds[1:]):
+        these = options[first:end]
+        picked = these[np.arange(end - first), (cost[these] + extra[these]).argmin(axis=1)]
+        chosen[rows[first:end]] = picked
+        extra[picked] += demand[first:end]

@@ -219,6 +219,8 @@ class _Graph:
         self.n = len(self.names)
         self.adj: list[list[tuple[int, int]]] = [[] for _unused in range(self.n)]
         self.ends: dict[int, tuple[int, int]] = {}
+        # turn_traffic's shortest-path counts, per sample of sources (_brandes).
+        self.brandes: dict[tuple[int, int], tuple[np.ndarray, ...]] = {}
         for link in topology.links:
             if link.index in avoided or link.state != "up":
                 continue
@@ -486,36 +488,51 @@ def turn_traffic(graph: _Graph, turns: Any, max_sources: int = TRAFFIC_MAX_SOURC
     total = np.zeros(len(turns))
     if n < 2 or not len(turns):
         return total
-    rows, cols = [], []
-    for a, b in graph.ends.values():
-        rows += [a, b]
-        cols += [b, a]
-    adjacency = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n))
     step = -(-n // max_sources)
     sources = np.arange(0, n, step)
     block = max(1, TRAFFIC_BLOCK_CELLS // max(n, len(turns)))
     a, w, b = turns[:, 0], turns[:, 1], turns[:, 2]
     for first in range(0, len(sources), block):
         chosen = sources[first:first + block]
-        dist = csgraph.shortest_path(adjacency, method="D", unweighted=True, indices=chosen)
-        dist[np.isinf(dist)] = -2.0  # unreachable: never matches a +1 step
-        dist = dist.astype(np.int64)
-        sigma = np.zeros(dist.shape)
-        sigma[np.arange(len(chosen)), chosen] = 1.0
-        top = int(dist.max())
-        for level in range(1, top + 1):
-            spread = np.asarray(adjacency.T @ (sigma * (dist == level - 1)).T).T
-            sigma = np.where(dist == level, spread, sigma)
-        safe_sigma = np.where(sigma > 0, sigma, 1.0)
-        delta = np.zeros(dist.shape)
-        for level in range(top - 1, -1, -1):
-            carry = np.where(dist == level + 1, (1.0 + delta) / safe_sigma, 0.0)
-            delta = np.where(dist == level,
-                             sigma * np.asarray(adjacency.T @ carry.T).T, delta)
+        dist, sigma, safe_sigma, delta = _brandes(graph, chosen, len(chosen) == len(sources))
         on_path = (dist[:, a] + 1 == dist[:, w]) & (dist[:, w] + 1 == dist[:, b])
         share = sigma[:, a] / safe_sigma[:, b] * (1.0 + delta[:, b])
         total += np.where(on_path, share, 0.0).sum(axis=0)
     return total * (n / len(sources))
+
+
+def _brandes(graph: _Graph, chosen: np.ndarray, whole: bool) -> tuple[np.ndarray, ...]:
+    """Hop distances, shortest-path counts (sigma, and sigma with 1 for 0)
+    and dependencies (delta) from the sources ``chosen``. Kept on ``graph``
+    when ``whole`` (they are every source sampled): they depend on the
+    fabric only, and the search prices every restart's turns with them."""
+    key = (len(chosen), int(chosen[-1]))
+    if whole and key in graph.brandes:
+        return graph.brandes[key]
+    n = graph.n
+    rows, cols = [], []
+    for a, b in graph.ends.values():
+        rows += [a, b]
+        cols += [b, a]
+    adjacency = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n))
+    dist = csgraph.shortest_path(adjacency, method="D", unweighted=True, indices=chosen)
+    dist[np.isinf(dist)] = -2.0  # unreachable: never matches a +1 step
+    dist = dist.astype(np.int64)
+    sigma = np.zeros(dist.shape)
+    sigma[np.arange(len(chosen)), chosen] = 1.0
+    top = int(dist.max())
+    for level in range(1, top + 1):
+        spread = np.asarray(adjacency.T @ (sigma * (dist == level - 1)).T).T
+        sigma = np.where(dist == level, spread, sigma)
+    safe_sigma = np.where(sigma > 0, sigma, 1.0)
+    delta = np.zeros(dist.shape)
+    for level in range(top - 1, -1, -1):
+        carry = np.where(dist == level + 1, (1.0 + delta) / safe_sigma, 0.0)
+        delta = np.where(dist == level,
+                         sigma * np.asarray(adjacency.T @ carry.T).T, delta)
+    if whole:
+        graph.brandes[key] = (dist, sigma, safe_sigma, delta)
+    return dist, sigma, safe_sigma, delta
 
 
 # ----------------------------------------------------------------- placement
