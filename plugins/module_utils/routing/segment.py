@@ -103,7 +103,7 @@ TRAFFIC_BLOCK_CELLS = 1 << 21
 # to this many (candidate x switch x state) cells per batch; local moves
 # REFINE_BATCH at a time (those after the first improving one are wasted).
 BATCH_CELLS = 1 << 21
-REFINE_BATCH = 4
+REFINE_BATCH = 6
 
 STARTING, REGULAR, UNITARY = "starting", "regular", "unitary"
 
@@ -333,8 +333,9 @@ class _Segmenter:
         shortest left (§2.2), until none closes; ``members`` grows."""
         self.subnets.append((start, via, [], members))
         subnet = len(self.subnets) - 1
+        scan = list(members)  # the members that may still have open links, in order
         while True:
-            found = _shortest_segment(self.graph, members, self.visited, self.link_done,
+            found = _shortest_segment(self.graph, scan, self.visited, self.link_done,
                                       self.bridges, self.rng)
             if found is None:
                 return
@@ -343,6 +344,7 @@ class _Segmenter:
             for i in path_switches:
                 self.visited[i] = True
             members.extend(path_switches)
+            scan.extend(path_switches)
             shown = ([start] + list(path_switches)) if kind == STARTING else path_switches
             self.add_segment(kind, subnet, shown, path_links, ends)
             # Links that now join two visited switches can only be unitary:
@@ -423,21 +425,29 @@ def _shortest_segment(graph: _Graph, members: list[int], visited: list[bool], li
 def _segment_search(graph: _Graph, members: list[int], visited: list[bool], link_done: set[int],
                     bridges: set[int]) -> tuple[_Offers, dict[int, tuple[int, int]]]:
     """The BFS of :func:`_shortest_segment`: the closing links it offers,
-    and per new switch reached ``(link entered by, previous switch)``."""
+    and per new switch reached ``(link entered by, previous switch)``.
+    Drops from ``members`` the switches left with no open link (an
+    unvisited link to an unvisited switch): links and switches only ever
+    get visited, so they never have one again and later searches, which
+    otherwise rescan the whole visited part, skip them."""
     dist: dict[int, int] = {}
     branch: dict[int, int] = {}
     parent: dict[int, tuple[int, int]] = {}
     frontier = []
     offers = _Offers()
+    alive = []
     for u in members:
         for link, x in graph.adj[u]:
             if link in link_done or link in bridges or visited[x]:
                 continue
+            if not alive or alive[-1] != u:
+                alive.append(u)
             if x not in dist:
                 dist[x], branch[x], parent[x] = 1, link, (link, u)
                 frontier.append(x)
             else:
                 offers.offer(2, x, link, u)
+    members[:] = alive
     level = 1
     while frontier and (offers.best is None or level + 1 <= offers.best):
         nxt = []
