@@ -747,12 +747,12 @@ def _propagate_flow(chosen: np.ndarray, cost: np.ndarray, levels: _Levels, dests
             continue
         seg_rows = levels.run_rows[first:end]
         carried = flow[seg_rows]
-        live = carried > 0
         if split:
             _split_level(chosen, cost, levels.pad[first:end], levels.multi[first:end], seg_rows,
-                         carried, live, levels.group[first:end], dest_hosts[first:end])
-        flow += np.bincount(chosen[seg_rows[live]] + shift[first:end][live],
-                            weights=carried[live], minlength=M * S)
+                         carried, carried > 0, levels.group[first:end], dest_hosts[first:end])
+        # Rows no frame reaches add nothing (every run has a choice).
+        flow += np.bincount(chosen[seg_rows] + shift[first:end], weights=carried,
+                            minlength=M * S)
     return flow
 
 
@@ -780,12 +780,10 @@ def _split_level(chosen: np.ndarray, cost: np.ndarray, pad: np.ndarray, multi: n
     choosy = live & multi
     if not choosy.any():
         return
-    # A state alone at its switch keeps the plain cheapest choice.
-    crowded = np.bincount(group[live], minlength=int(group.max()) + 1)[group] > 1
-    choosy &= crowded
-    if not choosy.any():
-        return
-    fixed = live & crowded & ~multi
+    # A state alone at its switch needs no rounds, but serving it with the
+    # others costs less than finding it: nothing else puts load on its
+    # candidates, so it takes the plain cheapest choice all the same.
+    fixed = live & ~multi
     # (float even when nothing is fixed: bincount of nothing counts in ints)
     extra = np.bincount(chosen[seg_rows[fixed]], weights=carried[fixed] * dest_hosts[fixed],
                         minlength=len(cost)).astype(np.float64, copy=False)
