@@ -20,8 +20,10 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.routing.base 
     RoutingFunction,
     down_set,
     select_paths,
+    select_paths_many,
     turns,
 )
+from ansible_collections.ethercluster.routing.plugins.module_utils.routing import base
 from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
 
 
@@ -173,6 +175,58 @@ def test_hosts_weight_the_balance():
     routing = select_paths(topo, set(), "x")
     crossing = {dst: routing.path("sw0", dst)[0] for dst in ("sw1", "sw2", "sw3")}
     assert crossing["sw2"] == crossing["sw3"] != crossing["sw1"]
+
+
+def candidate_turn_sets(topo, count, seed=0):
+    """``count`` sets of prohibited turns that keep the fabric connected:
+    nothing, then random samples of a tenth of the turns at one switch
+    each (few enough that every pair keeps a legal path on these fabrics)."""
+    rng = np.random.default_rng(seed)
+    ins, outs = turns(topo)
+    sets = [set()]
+    for _unused in range(count - 1):
+        picked = rng.choice(len(ins), size=max(1, len(ins) // 10), replace=False)
+        sets.append({(int(ins[i]), int(outs[i])) for i in picked})
+    return sets
+
+
+@pytest.mark.parametrize("spec", [
+    {"kind": "torus", "dims": [4, 4], "links_per_neighbor": 2, "hosts_per_switch": 2},
+    {"kind": "mesh", "dims": [6, 6]},
+    {"kind": "random", "switches": 40, "degree": 4, "seed": 3},
+], ids=["torus-parallel", "mesh36", "random40"])
+@pytest.mark.parametrize("balance", [True, 1, False])
+def test_select_paths_many_routes_each_set_as_select_paths_alone(spec, balance, monkeypatch):
+    """Sets routed side by side (a search's candidates) get exactly the
+    tables each gets alone, with or without the distance and level caches."""
+    topo = gen(**spec)
+    sets = candidate_turn_sets(topo, 5)
+    down = [1]
+    alone = []
+    for prohibited in sets:
+        try:
+            alone.append(select_paths(topo, prohibited, "x", down=down, balance=balance).next_hop)
+        except RoutingError:
+            alone.append(None)
+    usable = [s for s, table in zip(sets, alone) if table is not None]
+    expected = [table for table in alone if table is not None]
+    assert len(usable) >= 3
+    together = select_paths_many(topo, usable, "x", down=down, balance=balance)
+    assert [r.next_hop.tolist() for r in together] == [t.tolist() for t in expected]
+    assert all(r.down == frozenset({1}) for r in together)
+    monkeypatch.setattr(base, "DISTANCE_CACHE_CELLS", 0)
+    monkeypatch.setattr(base, "LEVEL_CACHE_CELLS", 0)
+    uncached = select_paths_many(topo, usable, "x", down=down, balance=balance)
+    assert [r.next_hop.tolist() for r in uncached] == [t.tolist() for t in expected]
+
+
+def test_select_paths_many_names_a_set_without_a_legal_path():
+    topo = line(3)
+    into_sw1 = next(c.id for c in topo.channels if c.src == "sw0" and c.dst == "sw1")
+    out_of_sw1 = next(c.id for c in topo.channels if c.src == "sw1" and c.dst == "sw2")
+    with pytest.raises(RoutingError, match="no legal path from sw0 to sw2"):
+        select_paths_many(topo, [set(), {(into_sw1, out_of_sw1)}], "myengine")
+    assert select_paths_many(line(1), [set(), set()], "x")[1].next_hop.shape == (1, 1)
 
 
 @pytest.mark.parametrize("balance", ["yes", -1, 99, 1.5])

@@ -369,6 +369,23 @@ def test_the_search_never_does_worse_than_the_first_segmentation():
 
 
 @pytest.mark.parametrize("spec", [
+    {"kind": "torus", "dims": [5, 4]},
+    {"kind": "random", "switches": 24, "degree": 4, "seed": 2},
+    {"kind": "mesh", "dims": [5, 5], "links_per_neighbor": 2},
+], ids=["torus5x4", "random24", "mesh-parallel"])
+def test_batched_search_routes_as_one_candidate_at_a_time(spec, monkeypatch):
+    """Restarts and local moves routed side by side choose exactly what
+    routing every candidate alone (and trying moves one by one) chooses."""
+    topology = generated(**spec)
+    batched = segment.route(topology, seed=2, restarts=5, refine=8)
+    monkeypatch.setattr(segment, "BATCH_CELLS", 1)   # one candidate per select_paths_many
+    monkeypatch.setattr(segment, "REFINE_BATCH", 1)  # moves tried one by one
+    single = segment.route(topology, seed=2, restarts=5, refine=8)
+    assert single.segmentation == batched.segmentation
+    assert (single.next_hop == batched.next_hop).all()
+
+
+@pytest.mark.parametrize("spec", [
     {"kind": "mesh", "dims": [8, 8]},
     {"kind": "torus", "dims": [8, 8]},
     {"kind": "random", "switches": 16, "degree": 4, "seed": 1},
