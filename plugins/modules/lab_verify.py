@@ -58,11 +58,14 @@ options:
     type: path
     default: /run/ethercluster-lab
   checks:
-    description: The checks to run.
+    description:
+      - The checks to run. Default is every one that applies - V(stp_off), V(broadcast), V(no_storm),
+        V(planned_paths), V(ping), V(tcp), and first V(learned) when the intent was planned with C(mac_learning=self).
+      - V(learned) reads every switch's forwarding table and checks that it learned each host, in every VLAN, on the
+        port the static plan would have installed, and holds no static entry (only for a C(mac_learning=self) intent).
+      - Each one of V(learned), V(stp_off), V(broadcast), V(no_storm), V(planned_paths), V(ping), V(tcp).
     type: list
     elements: str
-    choices: [stp_off, broadcast, no_storm, planned_paths, ping, tcp]
-    default: [stp_off, broadcast, no_storm, planned_paths, ping, tcp]
   bursts:
     description: Number of host pairs to send a burst between, when O(burst_pairs) is not given.
     type: int
@@ -158,13 +161,11 @@ from ansible.module_utils.basic import AnsibleModule
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
     from ansible_collections.ethercluster.routing.plugins.module_utils.lab.wire import (
-        ALL_CHECKS,
         load_layout,
         verify,
     )
 except ImportError:
     IMPORT_ERROR = traceback.format_exc()
-    ALL_CHECKS = ("stp_off", "broadcast", "no_storm", "planned_paths", "ping", "tcp")
 else:
     IMPORT_ERROR = None
 
@@ -173,7 +174,7 @@ ARGUMENT_SPEC = dict(
     src=dict(type="path"),
     lab=dict(type="str"),
     state_root=dict(type="path", default="/run/ethercluster-lab"),
-    checks=dict(type="list", elements="str", choices=list(ALL_CHECKS), default=list(ALL_CHECKS)),
+    checks=dict(type="list", elements="str"),
     bursts=dict(type="int", default=3),
     burst_pairs=dict(type="list", elements="list"),
     burst_frames=dict(type="int", default=400),

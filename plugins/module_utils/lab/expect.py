@@ -36,12 +36,89 @@ class ExpectError(EtherclusterError):
     pair not delivered, a broadcast that storms); names the hosts."""
 
 
+def self_learning(intent: Any) -> bool:
+    """Whether ``intent`` was planned with ``mac_learning: self``."""
+    return isinstance(intent, dict) and (intent.get("fabric") or {}).get("mac_learning") == "self" \
+        and isinstance(intent.get("mac_learning"), dict)
+
+
 def _fabric(intent: Any) -> Dot1qFabric:
-    """The intent's switches ready to forward, or ExpectError."""
+    """The intent's switches ready to forward, or ExpectError. With
+    ``mac_learning: self`` every host has first sent its tagged learning
+    broadcast in every VLAN (what ``node_learning`` does before the
+    checks), so unicast frames follow learned entries."""
     try:
-        return Dot1qFabric(intent)
+        if not self_learning(intent):
+            return Dot1qFabric(intent)
+        fabric = Dot1qFabric(intent, learning=True)
+        for name, host in sorted(intent["mac_learning"]["hosts"].items()):
+            for interface in host["interfaces"]:
+                fabric.send(name, "broadcast", vlan_tag=interface["vlan"])
+        return fabric
     except (Dot1qError, KeyError, TypeError) as exc:
         raise ExpectError("the intent cannot be simulated: %s" % (exc,))
+
+
+def _vlan_trees(intent: dict[str, Any]) -> dict[int, dict[str, dict[str, str]]]:
+    """Per VLAN, its tree as ``{switch: {neighbour switch: own port}}``: the
+    links whose two ports are tagged members of the VLAN (§3.4)."""
+    trees: dict[int, dict[str, dict[str, str]]] = {}
+    for name, sw in intent["switches"].items():
+        for port, entry in sw["ports"].items():
+            if entry.get("role") != "link" or entry.get("admin", "up") != "up":
+                continue
+            peer, peer_port = str(entry["peer"]).rsplit(":", 1)
+            theirs = intent["switches"].get(peer, {}).get("ports", {}).get(peer_port, {})
+            for vlan in set(entry.get("tagged", [])) & set(theirs.get("tagged", [])):
+                trees.setdefault(vlan, {}).setdefault(name, {})[peer] = port
+    return trees
+
+
+def _tree_path(tree: dict[str, dict[str, str]], src: str, dst: str) -> list[str] | None:
+    """The switches from ``src`` to ``dst`` in ``tree`` (None: not connected)."""
+    before = {src: src}
+    queue = [src]
+    while queue and dst not in before:
+        here = queue.pop(0)
+        for there in sorted(tree.get(here, {})):
+            if there not in before:
+                before[there] = here
+                queue.append(there)
+    if dst not in before:
+        return None
+    path = [dst]
+    while path[-1] != src:
+        path.append(before[path[-1]])
+    return path[::-1]
+
+
+def expected_learned(intent: dict[str, Any]) -> dict[str, list[list[Any]]]:
+    """``mac_learning: self``: per switch the entries ``[mac, vlan, port]``
+    the static plan (:func:`..assign.macs.static_mac_table` on the same
+    routing and assignment) would have installed -- what the switches must
+    have learned. With the fixed assignment the paths of a VLAN's sources
+    form the VLAN's tree, so a frame of VLAN ``v`` to host ``h`` reaches
+    exactly the switches on the tree paths from ``v``'s source switches
+    (whose host ports have PVID ``v``) to ``h``'s switch, and leaves each
+    by the tree's port towards it (the host's own port on its switch)."""
+    trees = _vlan_trees(intent)
+    sources: dict[int, set[str]] = {}
+    for name, sw in intent["switches"].items():
+        for entry in sw["ports"].values():
+            if entry.get("role") == "host" and entry.get("pvid") is not None:
+                sources.setdefault(entry["pvid"], set()).add(name)
+    table: dict[str, set[tuple[str, int, str]]] = {name: set() for name in intent["switches"]}
+    for host in intent["hosts"].values():
+        mac, home = str(host["mac"]).lower(), host["switch"]
+        for vlan, starts in sources.items():
+            for start in starts:
+                path = [home] if start == home else _tree_path(trees.get(vlan, {}), start, home)
+                if path is None:
+                    raise ExpectError("VLAN %d does not connect %s to %s in the intent" % (vlan, start, home))
+                for here, there in zip(path, path[1:]):
+                    table[here].add((mac, vlan, trees[vlan][here][there]))
+                table[home].add((mac, vlan, str(host["port"])))
+    return {name: [list(entry) for entry in sorted(entries)] for name, entries in sorted(table.items())}
 
 
 def _known(fabric: Dot1qFabric, host: Any, field: str) -> str:
@@ -150,7 +227,7 @@ def verification_plan(intent: dict[str, Any], bursts: int = DEFAULT_BURSTS,
         client, server = (_known(fabric, host, "tcp_pair") for host in tcp_pair)
     else:
         client, server = pairs[0]
-    return {
+    plan = {
         "hosts": {name: mac for name, (_switch, _port, mac) in sorted(fabric.hosts.items())},
         "stp": {name: bool(entry.get("stp", False))
                 for name, entry in sorted(intent["switches"].items())},
@@ -161,3 +238,6 @@ def verification_plan(intent: dict[str, Any], bursts: int = DEFAULT_BURSTS,
         "storm_window_s": storm_window_s,
         "tcp": {"client": client, "server": server, "bytes": tcp_bytes},
     }
+    if self_learning(intent):
+        plan["learned"] = expected_learned(intent)
+    return plan

@@ -24,7 +24,12 @@ problem names the hosts, switches and ports involved. The checks:
   ways); pairs that time out while every host pings at once get a quiet
   round with fewer pingers and longer timeouts;
 * ``tcp``: a TCP transfer arrives intact (SHA-256), which fails when the
-  lab's veth checksum quirk is not handled (docs/lab.md).
+  lab's veth checksum quirk is not handled (docs/lab.md);
+* ``learned`` (only for an intent planned with ``mac_learning: self``, run
+  first): every switch has learned, in every VLAN, each host on the port
+  the static plan would have installed, and holds no static entry
+  (``ovs-ofctl dump-flows`` of the forwarding table: the pipeline's
+  ``learn()`` entries, docs/platforms.md).
 """
 
 from __future__ import annotations
@@ -43,6 +48,12 @@ from . import frames
 from .plan import RECORD_FILE, ovs_env
 
 ALL_CHECKS = ("stp_off", "broadcast", "no_storm", "planned_paths", "ping", "tcp")
+SELF_LEARNING_CHECKS = ("learned",)  # with mac_learning: self (the plan has "learned")
+FDB_TABLE = 2            # platforms/ovs.py TABLE_FDB
+LEARNED_COOKIE = 0xEC01  # platforms/ovs.py LEARNED_COOKIE
+_FDB_FLOW = re.compile(r"cookie=(0x[0-9a-f]+|\d+).*?priority=(\d+).*?reg0=(0x[0-9a-f]+|\d+)"
+                       r".*?dl_dst=([0-9a-f:]{17}).*?actions=.*?(?:load|set_field):(0x[0-9a-f]+|\d+)"
+                       r"(?:/0x[0-9a-f]+)?->(?:NXM_NX_REG1|reg1)", re.I)
 WORKERS = 8
 PROBLEM_LIMIT = 12
 _PORT_STATS = re.compile(r"port\s+(\d+): rx pkts=(\d+).*?\n\s+tx pkts=(\d+)")
@@ -466,10 +477,89 @@ def check_hosts(layout: dict[str, Any], expected_hosts: dict[str, str]) -> list[
     return problems
 
 
-def verify(layout: dict[str, Any], plan: dict[str, Any], checks: Iterable[str] = ALL_CHECKS) -> dict[str, Any]:
+# ------------------------------------------------------------ self-learning
+def read_fdb(layout: dict[str, Any]) -> dict[str, dict[str, list[tuple[str, int, str]]]]:
+    """Per switch the forwarding table's entries ``{"learned": [(mac,
+    vlan, port)], "static": [...]}`` (learn()'s cookie, or any other)."""
+    bridge = layout.get("bridge", "br0")
+
+    def read(item):
+        switch, sw = item
+        result = _run(["ovs-ofctl", "-O", "OpenFlow13", "dump-flows", bridge, "table=%d" % FDB_TABLE],
+                      env=ovs_env(sw["dir"]))
+        if result.returncode != 0:
+            raise WireError("%s: ovs-ofctl dump-flows failed: %s"
+                            % (switch, " ".join(result.stderr.split())[:300]))
+        return switch, parse_fdb(result.stdout)
+
+    return dict(_pool(read, layout["switches"].items()))
+
+
+def parse_fdb(text: str) -> dict[str, list[tuple[str, int, str]]]:
+    """``ovs-ofctl dump-flows br0 table=2`` as ``{"learned": [...],
+    "static": [...]}``, entries ``(mac, vlan, port)`` (port: the OpenFlow
+    port, which is the topology port in the lab)."""
+    found: dict[str, list[tuple[str, int, str]]] = {"learned": [], "static": []}
+    for line in text.splitlines():
+        match = _FDB_FLOW.search(line)
+        if match is None:
+            continue
+        cookie, _priority, vlan, mac, port = match.groups()
+        kind = "learned" if int(cookie, 0) == LEARNED_COOKIE else "static"
+        found[kind].append((mac.lower(), int(vlan, 0), str(int(port, 0))))
+    return found
+
+
+def check_learned(layout: dict[str, Any], expected: dict[str, list[list[Any]]]) -> dict[str, Any]:
+    """``learned``: every entry of ``expected`` (``{switch: [[mac, vlan,
+    port]]}``, what the static plan would install) is learned on its port,
+    and no switch holds a static entry. Learned entries the static plan
+    lacks (a switch of a VLAN's tree that no frame to that host crosses)
+    are counted, not refused: the tree leads them the same way."""
+    tables = read_fdb(layout)
+    problems, extra, total = [], 0, 0
+    for switch in sorted(expected):
+        held = tables.get(switch, {"learned": [], "static": []})
+        if held["static"]:
+            problems.append("%s: holds %d static entries (mac_learning self plans none), e.g. %s in "
+                            "VLAN %d on port %s" % ((switch, len(held["static"])) + held["static"][0]))
+        learned = {(mac, vlan): port for mac, vlan, port in held["learned"]}
+        wanted = {(str(mac).lower(), int(vlan)): str(port) for mac, vlan, port in expected[switch]}
+        total += len(wanted)
+        extra += len(set(learned) - set(wanted))
+        for (mac, vlan), port in sorted(wanted.items()):
+            have = learned.get((mac, vlan))
+            if have is None:
+                problems.append("%s: has not learned %s in VLAN %d (the static plan: port %s)"
+                                % (switch, mac, vlan, port))
+            elif have != port:
+                problems.append("%s: learned %s in VLAN %d on port %s, the static plan has port %s"
+                                % (switch, mac, vlan, have, port))
+    return _check("learned", problems,
+                  "%d switches learned the %d entries the static plan would install, on the same "
+                  "ports, and hold no static entry (%d more learned off the planned paths)"
+                  % (len(expected), total, extra),
+                  "%d switches must learn the %d entries the static plan would install"
+                  % (len(expected), total))
+
+
+def default_checks(plan: dict[str, Any]) -> tuple[str, ...]:
+    """Every check that applies to ``plan``: ALL_CHECKS, and ``learned``
+    first when the intent was planned with ``mac_learning: self``."""
+    return (SELF_LEARNING_CHECKS if plan.get("learned") is not None else ()) + ALL_CHECKS
+
+
+def verify(layout: dict[str, Any], plan: dict[str, Any], checks: Iterable[str] | None = None) -> dict[str, Any]:
     """Run the ``checks`` of ``plan`` (the expectations of :mod:`.expect`)
     on the lab of ``layout``. Returns ``{"checks": [...], "passed": bool,
-    "timings": {check: seconds}}``."""
+    "timings": {check: seconds}}``; ``checks`` None: :func:`default_checks`."""
+    checks = default_checks(plan) if checks is None else tuple(checks)
+    unknown = sorted(set(checks) - set(SELF_LEARNING_CHECKS + ALL_CHECKS))
+    if unknown:
+        raise WireError("unknown check %s; the checks: %s"
+                        % (", ".join(unknown), ", ".join(SELF_LEARNING_CHECKS + ALL_CHECKS)))
+    if "learned" in checks and plan.get("learned") is None:
+        raise WireError("the learned check needs an intent planned with mac_learning: self")
     mismatch = check_hosts(layout, plan["hosts"])
     if mismatch:
         raise WireError("; ".join(mismatch[:PROBLEM_LIMIT]))
@@ -481,6 +571,9 @@ def verify(layout: dict[str, Any], plan: dict[str, Any], checks: Iterable[str] =
         timings[name] = round(time.monotonic() - started, 3)
         return value
 
+    # first: the tables as node_learning left them, before any test frame teaches more
+    if "learned" in checks:
+        results.append(timed("learned", check_learned, layout, plan["learned"]))
     if "stp_off" in checks:
         results.append(timed("stp_off", check_stp, layout, plan.get("stp", {})))
     # broadcasts first, while the fabric is idle: the storm window needs still counters
