@@ -435,7 +435,7 @@ def _segment_search(graph: _Graph, members: list[int], visited: list[bool], link
     parent: dict[int, tuple[int, int]] = {}
     frontier = []
     offers = _Offers()
-    alive = []
+    alive: list[int] = []
     for u in members:
         for link, x in graph.adj[u]:
             if link in link_done or link in bridges or visited[x]:
@@ -716,8 +716,8 @@ def channel_loads(routing_function: RoutingFunction, hosts: bool = False) -> np.
     sources = targets
     block = max(1, (1 << 20) // max(len(sources), 1))
     for first in range(0, len(targets), block):
-        dest, state = np.meshgrid(targets[first:first + block], sources, indexing="ij")
-        dest, state = dest.ravel(), state.ravel()
+        grid = np.meshgrid(targets[first:first + block], sources, indexing="ij")
+        dest, state = grid[0].ravel(), grid[1].ravel()
         keep = dest != state
         dest, state = dest[keep], state[keep]
         carried = weight[state] * weight[dest]
