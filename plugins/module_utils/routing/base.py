@@ -612,7 +612,7 @@ def _route_batch(dests: np.ndarray, turns: _TurnSets, weight: np.ndarray,
     chosen, cost = _cheapest_choices(levels, dist, np.repeat(weight, B, axis=0), turns.n)
     flow = _propagate_flow(chosen, cost, levels, members, (turns.n, C), host_counts, split)
     chosen = np.where(chosen >= 0, chosen % max(C, 1), -1)
-    return chosen.reshape(turns.K, B, S), flow.reshape(turns.K, B, S), levels
+    return chosen.reshape((turns.K, B, S)), flow.reshape((turns.K, B, S)), levels
 
 
 class _Levels(NamedTuple):

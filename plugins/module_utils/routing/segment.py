@@ -766,12 +766,10 @@ def route(topology: Topology, down: Any = (), **options: Any) -> RoutingFunction
         return routing
     routings = _route_placements(topology, graph, [chosen for _raw, chosen, _alt in attempts],
                                  avoided, opts)
-    best: Any = None
-    for (raw, chosen, alternatives), routing in zip(attempts, routings):
-        load = channel_loads(routing, hosts=True)
-        if best is None or _score(load) < best[0]:  # ties: the earliest restart
-            best = (_score(load), raw, chosen, alternatives, routing, load)
-    _score_value, raw, chosen, alternatives, routing, load = best
+    loads = [channel_loads(routing, hosts=True) for routing in routings]
+    scores = [_score(load) for load in loads]
+    kept = scores.index(min(scores))  # ties: the earliest restart
+    (raw, chosen, alternatives), routing, load = attempts[kept], routings[kept], loads[kept]
     if opts["refine"] and graph.n > 1:
         chosen, routing = _refine(topology, graph, chosen, alternatives, routing, load,
                                   avoided, opts)
