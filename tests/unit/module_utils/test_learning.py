@@ -23,8 +23,8 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.routing impor
 MESH = {"kind": "mesh", "dims": [3, 3], "hosts_per_switch": 1}
 
 
-def self_intent(spec=MESH, engine="dor"):
-    return plan(topology_from_data({"generate": spec}), engine=engine, assignment="fixed",
+def self_intent(spec=None, engine="dor"):
+    return plan(topology_from_data({"generate": spec or MESH}), engine=engine, assignment="fixed",
                 mac_learning="self").intent
 
 
