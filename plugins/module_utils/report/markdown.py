@@ -169,12 +169,15 @@ def _learning_summary(learning: dict[str, Any] | None) -> str | None:
     if not learning:
         return None
     vlans = len(learning.get("vlans", []))
-    return ("%d hosts get a virtual interface per VLAN (%d VLAN%s, addresses from %s) and repeat "
-            "a broadcast ping every %s s, before the switches' %s s aging time; the commands are "
-            "in intent.json under mac_learning.hosts"
+    repeat = learning.get("repeat_every_s")
+    when = ("once: no switch ages learned entries (MAC aging time 0)" if not repeat else
+            "every %s s, before the shortest MAC aging time of the switches (%s s) runs out"
+            % (repeat, learning.get("aging_time_s")))
+    return ("%d hosts send a broadcast in every VLAN (%d VLAN%s, learning addresses from %s; "
+            "role node_learning: VLAN interfaces and ping -b, or tagged frames) %s; the "
+            "interfaces and commands are in intent.json under mac_learning.hosts"
             % (len(learning.get("hosts", {})), vlans, "" if vlans == 1 else "s",
-               learning.get("network"), learning.get("repeat_every_s"),
-               learning.get("aging_time_s")))
+               learning.get("network"), when))
 
 
 def render_report(context: dict[str, Any]) -> str:

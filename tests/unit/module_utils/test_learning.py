@@ -18,6 +18,10 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.assign.vlans 
 from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
 from ansible_collections.ethercluster.routing.plugins.module_utils.intent.build import plan
 from ansible_collections.ethercluster.routing.plugins.module_utils.lab import expect, wire
+from ansible_collections.ethercluster.routing.plugins.module_utils.report.markdown import (
+    render_report,
+    report_context,
+)
 from ansible_collections.ethercluster.routing.plugins.module_utils.routing import compute_routing
 
 MESH = {"kind": "mesh", "dims": [3, 3], "hosts_per_switch": 1}
@@ -149,6 +153,18 @@ def test_the_verification_plan_of_a_self_learning_intent_has_the_learned_check()
     assert sum(map(len, verification["learned"].values())) == 105
     assert wire.default_checks(verification)[0] == "learned"
     assert "learned" not in wire.default_checks({})
+
+
+def test_the_report_says_how_often_the_learning_broadcasts_repeat():
+    for aging_time, words in ((None, "in every VLAN (3 VLANs, learning addresses from 10.254.0.0/16; role "
+                                     "node_learning: VLAN interfaces and ping -b, or tagged frames) once: "
+                                     "no switch ages learned entries (MAC aging time 0)"),
+                              (600, "every 300 s, before the shortest MAC aging time of the switches (600 s) "
+                                    "runs out")):
+        topology = topology_from_data({"generate": MESH})
+        result = plan(topology, engine="dor", assignment="fixed", mac_learning="self", aging_time=aging_time)
+        report = render_report(report_context(topology, {"routing": "dor", "mac_learning": "self"}, result))
+        assert words in report
 
 
 # ---------------------------------------------------------------- the learned check
