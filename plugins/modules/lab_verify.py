@@ -130,12 +130,15 @@ passed:
   returned: always
   type: bool
 summary:
-  description: One line naming the checks that passed and failed.
+  description: One line naming the checks that passed and failed, then the notes of checks that passed after a retry.
   returned: always
   type: str
   sample: "6/6 checks passed: stp_off, broadcast, no_storm, planned_paths, ping, tcp"
 checks:
-  description: Every check run, with C(name), C(ok), C(detail) and C(problems) (each naming hosts, switches, ports).
+  description:
+    - Every check run, with C(name), C(ok), C(detail) and C(problems) (each naming hosts, switches, ports).
+    - A check that passed only after a retry carries a C(note) (the ping pairs that answered only in the quiet round), also
+      shown in C(summary).
   returned: always
   type: list
   elements: dict
@@ -187,7 +190,8 @@ ARGUMENT_SPEC = dict(
 
 
 def summary_line(result):
-    """``"5/6 checks passed: ...; FAILED: ..."``."""
+    """``"5/6 checks passed: ...; FAILED: ..."``, then the checks' notes
+    (``"(ping: 3 pairs answered only in the quiet round ...)"``)."""
     passed = [check["name"] for check in result["checks"] if check["ok"]]
     failed = [check["name"] for check in result["checks"] if not check["ok"]]
     line = "%d/%d checks passed" % (len(passed), len(result["checks"]))
@@ -195,6 +199,9 @@ def summary_line(result):
         line += ": " + ", ".join(passed)
     if failed:
         line += "; FAILED: " + ", ".join(failed)
+    notes = ["%s: %s" % (check["name"], check["note"]) for check in result["checks"] if check.get("note")]
+    if notes:
+        line += " (%s)" % "; ".join(notes)
     return line
 
 
