@@ -11,24 +11,12 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.assign.macs i
     effective_aging_time,
     switch_mac_aging,
 )
-from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import (
-    topology_from_data,
-)
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
 from ansible_collections.ethercluster.routing.plugins.module_utils.intent.build import PlanError, plan
 from ansible_collections.ethercluster.routing.plugins.module_utils.lab.os6_cli import Os6Cli, ovs_entry
-from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import (
-    cli_diff,
-    dell_os6,
-    huawei_vrp,
-    linux_bridge,
-    ovs,
-)
-from ansible_collections.ethercluster.routing.plugins.module_utils.platforms.capabilities import (
-    mac_aging_for,
-)
-from ansible_collections.ethercluster.routing.plugins.module_utils.platforms.common import (
-    PlatformError,
-)
+from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import cli_diff, dell_os6, huawei_vrp, linux_bridge, ovs
+from ansible_collections.ethercluster.routing.plugins.module_utils.platforms.capabilities import mac_aging_for
+from ansible_collections.ethercluster.routing.plugins.module_utils.platforms.common import PlatformError
 
 
 def ring(platforms=("ovs", "ovs", "ovs")):
