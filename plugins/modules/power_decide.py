@@ -23,6 +23,11 @@ description:
     comes on, or back to full speed, when the busiest channel exceeds C(on_above)), and returns the actions with
     their reasons. It changes nothing itself; playbooks/power_save.yml runs the actions with
     M(ethercluster.routing.link_transition).
+  - With O(mode=selector) the switch-tagged paper's selector (docs/power.md, §5.4.2) decides instead: the traffic
+    matrix is estimated from the host ports' counters, O(selector) picks the links to turn off and the lower
+    O(speeds) that keep every channel at or under the maximum utilisation with every link on, and every change
+    from the fabric as read is proposed, ordered so that each step keeps the busiest channel at or under that
+    maximum. It reports the watts and the busiest channel before and after, and what was vetoed and why.
   - Each decision is appended to O(log) as one JSON line (not in check mode).
 extends_documentation_fragment:
   - ethercluster.routing.controller
@@ -38,10 +43,45 @@ options:
         drain step (docs/transitions.md), which would lose frames.
     type: str
     default: segment
+  mode:
+    description:
+      - V(threshold) is the threshold rule with hysteresis (O(thresholds)).
+      - V(selector) is the paper's link selection on the measured traffic (O(selector), O(speeds)).
+    type: str
+    choices: [threshold, selector]
+    default: threshold
+  selector:
+    description: With O(mode=selector), the paper's greedy pass (V(greedy)) or the collection's search
+      (V(search)), which minimises the watts after the speed step.
+    type: str
+    choices: [greedy, search]
+    default: greedy
+  speeds:
+    description: With O(mode=selector), the link speeds (Mb/s) a link may be lowered to instead of going off;
+      C([]) is on/off only.
+    type: list
+    elements: int
+    default: [1000, 100, 10]
+  max_changes:
+    description:
+      - Actions per run at most. The default is C(thresholds.max_changes) (1) with O(mode=threshold) and every
+        action with O(mode=selector); the actions beyond it are returned as RV(deferred).
+    type: int
   thresholds:
     description: C(off_below) (fraction of capacity, default 0.2), C(on_above) (0.6), C(samples) (3),
       C(max_changes) (actions per run, 1).
     type: dict
+  state:
+    description:
+      - A fabric state already read (the fields C(links), C(speeds), C(bank) and C(down_links) of
+        M(ethercluster.routing.fabric_state)), with O(readings); then nothing is read from the switches (a replay).
+    type: dict
+  readings:
+    description:
+      - Counter readings already taken, C([{at: seconds, counters: {switch: {port: {rx_bytes, tx_bytes}}}}]),
+        with O(state).
+    type: list
+    elements: dict
   interval_s:
     description: Seconds between two counter readings.
     type: float
@@ -91,6 +131,14 @@ EXAMPLES = r"""
     thresholds: {off_below: 0.1, on_above: 0.5, samples: 3}
     log: /var/log/ethercluster/power.jsonl
   register: decision
+
+- name: The paper's selector on the measured traffic, at most 4 changes
+  ethercluster.routing.power_decide:
+    topology: inventories/default/topology.yml
+    mode: selector
+    speeds: [1000, 100]
+    max_changes: 4
+  register: decision
 """
 
 RETURN = r"""
@@ -115,9 +163,52 @@ busiest:
   type: str
 sample_peaks:
   description: The busiest channel's utilisation of each sample.
-  returned: always
+  returned: with O(mode=threshold)
   type: list
   elements: float
+mode:
+  description: The mode that decided.
+  returned: always
+  type: str
+watts_before:
+  description: The fabric's watts as read (power model, docs/power.md).
+  returned: with O(mode=selector)
+  type: float
+watts_after:
+  description: The fabric's watts after RV(actions).
+  returned: with O(mode=selector)
+  type: float
+max_utilisation_before:
+  description: The busiest channel's utilisation on the measured traffic, as the fabric is.
+  returned: with O(mode=selector)
+  type: float
+max_utilisation_after:
+  description: The busiest channel's utilisation after RV(actions).
+  returned: with O(mode=selector)
+  type: float
+max_load_before:
+  description: The busiest channel's load (bytes/s) as the fabric is.
+  returned: with O(mode=selector)
+  type: float
+max_load_after:
+  description: The busiest channel's load (bytes/s) after RV(actions).
+  returned: with O(mode=selector)
+  type: float
+all_links_max_utilisation:
+  description: The busiest channel's utilisation with every link on at full speed (the selector's bound).
+  returned: with O(mode=selector)
+  type: float
+vetoed:
+  description: The changes not proposed, each with C(action), C(link), C(reason) and C(by) (C(selector), C(transition)
+    when only a drain could do it, C(order) when no order keeps the busiest channel within the bound).
+  returned: with O(mode=selector)
+  type: list
+  elements: dict
+deferred:
+  description: The actions beyond O(max_changes), for a later run.
+  returned: with O(mode=selector)
+  type: list
+  elements: dict
 bank:
   description: The bank the switches hold.
   returned: always
@@ -133,7 +224,13 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.fabric import
 
 ARGUMENT_SPEC = {
     **module_args.DEPLOYED_FABRIC_SPEC,
+    "mode": {"type": "str", "default": "threshold", "choices": ["threshold", "selector"]},
+    "selector": {"type": "str", "default": "greedy", "choices": ["greedy", "search"]},
+    "speeds": {"type": "list", "elements": "int", "default": [1000, 100, 10]},
+    "max_changes": {"type": "int"},
     "thresholds": {"type": "dict"},
+    "state": {"type": "dict"},
+    "readings": {"type": "list", "elements": "dict"},
     "interval_s": {"type": "float", "default": 10.0},
     "samples": {"type": "int"},
     "counters_source": {"type": "str", "default": "ovs", "choices": ["ovs", "snmp"]},
