@@ -51,10 +51,12 @@ class Rule(NamedTuple):
         """Why ``value`` does not match, naming the first bad character."""
         if not value:
             return "is empty"
-        for position, char in enumerate(value):
-            allowed = self.first if position == 0 else self.rest
-            if re.fullmatch(allowed, char) is None:
-                return "holds %s at position %d" % (describe_character(char), position + 1)
+        # the longest allowed prefix, by one regular expression (a character
+        # at a time took seconds on a name of megabytes)
+        rest = re.compile("%s*" % self.rest).match(value, 1)  # "X*" matches, if only the empty string
+        position = 0 if re.fullmatch(self.first, value[0]) is None else (rest.end() if rest else 1)
+        if position < len(value):
+            return "holds %s at position %d" % (describe_character(value[position]), position + 1)
         if len(value) > self.max_length:
             return "has %d characters" % len(value)
         if ".." in value:

@@ -110,12 +110,18 @@ class _Measure:
     expanded), the deepest level reached, per anchor the (expanded size,
     height) of its node, and the open collections ``[size, height, anchor]``."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, count_entries: bool = False) -> None:
         self.source = source
         self.total = 0
         self.deepest = 0
         self.anchors: dict[str, tuple[int, int]] = {}
         self.stack: list[list] = []
+        # with count_entries: the entries of the top-level switches, links and
+        # hosts, counted here so that an oversized file is refused before
+        # PyYAML builds it (seconds per 100,000 entries)
+        self.counts: dict[str, int] | None = {} if count_entries else None
+        self.top_children = 0
+        self.top_key: Any = None
 
     def node(self, size: int, height: int, event: Any) -> None:
         """Account one complete node (scalar or alias) at the current level."""
@@ -137,6 +143,24 @@ class _Measure:
         if self.stack:
             self.stack[-1][0] += size
             self.stack[-1][1] = max(self.stack[-1][1], height + 1)
+            self.stack[-1][3] += 1
+        if len(self.stack) == 1:
+            self.top_children += 1
+
+    def _start(self, event: Any) -> None:
+        """A collection opens: a frame ``[size, height, anchor, children,
+        counted field]``."""
+        field = None
+        if self.counts is not None and len(self.stack) == 1 and self.top_children % 2 == 1 \
+                and self.top_key in COUNTED:
+            field = self.top_key
+        self.stack.append([1, 1, event.anchor, 0, field])
+
+    def _end(self, event: Any) -> list:
+        frame = self.stack.pop()
+        if frame[4] is not None and self.counts is not None:
+            self.counts[frame[4]] = frame[3] // 2 if isinstance(event, yaml.MappingEndEvent) else frame[3]
+        return frame
 
     def alias(self, event: Any) -> None:
         """An alias costs its anchor's expanded size, in constant time."""
@@ -153,13 +177,15 @@ class _Measure:
         """Account one parser event."""
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
             self.node(1, 1, event)
-            self.stack.append([1, 1, event.anchor])
+            self._start(event)
         elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-            size, height, anchor = self.stack.pop()
+            size, height, anchor = self._end(event)[:3]
             if anchor is not None:
                 self.anchors[anchor] = (size, height)
             self.finish(size, height)
         elif isinstance(event, yaml.ScalarEvent):
+            if len(self.stack) == 1 and self.top_children % 2 == 0:
+                self.top_key = event.value
             self.node(1, 1, event)
             if event.anchor is not None:
                 self.anchors[event.anchor] = (1, 1)
@@ -170,7 +196,7 @@ class _Measure:
             self.anchors = {}
 
 
-def measure_yaml(text: str, source: str = "<topology>") -> tuple[int, int]:
+def measure_yaml(text: str, source: str = "<topology>", count_entries: bool = False) -> tuple[int, int]:
     """Measure YAML text without building it: ``(nodes, depth)``, the node
     count with every alias expanded and the deepest nesting (the top level
     is 1). Works on the parser's events, remembering per anchor the size
@@ -179,8 +205,10 @@ def measure_yaml(text: str, source: str = "<topology>") -> tuple[int, int]:
     naming the line of the offending node when the text nests deeper than
     :data:`MAX_DEPTH`, expands beyond :data:`MAX_YAML_NODES` or holds an
     alias inside its own anchor (a recursive structure); yaml.YAMLError
-    when it is not YAML at all."""
-    measure = _Measure(source)
+    when it is not YAML at all. With ``count_entries`` (a topology file)
+    also when the top-level ``switches``, ``links`` or ``hosts`` hold more
+    entries than their maxima (:func:`check_counts`' refusal)."""
+    measure = _Measure(source, count_entries)
     try:
         for event in yaml.parse(text, Loader=_BaseLoader):
             measure.event(event)
@@ -193,6 +221,9 @@ def measure_yaml(text: str, source: str = "<topology>") -> tuple[int, int]:
         raise TopologyError("line %d: the YAML nests deeper than its parser allows, more than the %d a "
                             "topology file may have (%s)"
                             % (exc.problem_mark.line + 1, MAX_DEPTH, LIMITS_DOC), source) from None
+    problems = _count_problems(measure.counts or {})
+    if problems:
+        raise TopologyError(problems, source)
     return measure.total, measure.deepest
 
 
@@ -221,16 +252,17 @@ def yaml_problem(exc: yaml.YAMLError) -> str:
     return "%s: %s (%s at %s)" % (_at(exc.problem_mark), problem, context, _at(exc.context_mark))
 
 
-def load_yaml_text(text: str, source: str = "<topology>") -> Any:
+def load_yaml_text(text: str, source: str = "<topology>", count_entries: bool = False) -> Any:
     """Parse YAML text into plain data, safely: refused (TopologyError
     naming ``source``) when longer than :data:`MAX_FILE_BYTES`, when
     :func:`measure_yaml` finds it too deep or too large once aliases are
     expanded, when a mapping repeats a key, or when it is not valid YAML.
-    The limits are checked before any node is built."""
+    The limits are checked before any node is built (with
+    ``count_entries``, a topology file's entry counts too)."""
     if len(text) > MAX_FILE_BYTES:
         raise TopologyError(_too_large("the text", len(text), MAX_FILE_BYTES, "characters"), source)
     try:
-        measure_yaml(text, source)
+        measure_yaml(text, source, count_entries)
         loader = UniqueKeyLoader(text)
         try:
             return loader.get_single_data()
@@ -243,17 +275,24 @@ def load_yaml_text(text: str, source: str = "<topology>") -> Any:
         raise TopologyError("not valid YAML: %s" % exc, source)
 
 
+COUNTED = ("switches", "links", "hosts")
+
+
+def _count_problems(counts: dict[str, int]) -> list[str]:
+    """One line per field of ``counts`` (switches, links, hosts -> entries)
+    over its maximum, in that order."""
+    limits = {"switches": MAX_SWITCHES, "links": MAX_LINKS, "hosts": MAX_HOSTS}
+    return ["%s: %d entries, more than the %d a topology may have (%s)" % (field, counts[field], limits[field], LIMITS_DOC)
+            for field in COUNTED if counts.get(field, 0) > limits[field]]
+
+
 def check_counts(data: Any, source: str = "<topology>") -> None:
     """Refuse explicit topology data listing more switches, links or hosts
     than the maxima, before any entry is validated (validation time and
     every later stage grow with these counts)."""
     if not isinstance(data, dict):
         return
-    problems = []
-    for field, limit in (("switches", MAX_SWITCHES), ("links", MAX_LINKS), ("hosts", MAX_HOSTS)):
-        entries = data.get(field)
-        if isinstance(entries, (dict, list)) and len(entries) > limit:
-            problems.append("%s: %d entries, more than the %d a topology may have (%s)"
-                            % (field, len(entries), limit, LIMITS_DOC))
+    problems = _count_problems({field: len(entries) for field, entries in data.items()
+                                if field in COUNTED and isinstance(entries, (dict, list))})
     if problems:
         raise TopologyError(problems, source)

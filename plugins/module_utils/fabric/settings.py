@@ -86,7 +86,7 @@ def _vlan_range(value, where):
         if len(items) != 2 or any(isinstance(item, bool) for item in items):
             raise ValueError
         first, last = (int(item) for item in items)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: [-.inf, 1]
         raise FabricSettingsError("%s: must be [first, last] (or \"first-last\"), got %r"
                                   % (where, value)) from None
     if not 1 <= first < last <= 4094:
@@ -118,8 +118,8 @@ def _field(field, value, where):
         return _vlan_range(value, where)
     if field == "max_broadcast_copies":
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            if isinstance(value, str) and value.strip().isdigit():
-                return int(value)
+            if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 18:
+                return int(value)  # at most 18 digits: int() refuses over 4,300 with a ValueError
             raise FabricSettingsError("%s: must be a whole number >= 0, got %r" % (where, value))
         return int(value)
     raise FabricSettingsError("%s: unknown field" % where)  # pragma: no cover - FIELDS guard
@@ -164,7 +164,7 @@ def topology_file_settings(path: Any) -> dict[str, Any]:
     loading the topology itself reports that, with the line."""
     try:
         # within the input limits: libyaml's composer crashes on deep nesting
-        data = load_yaml_text(read_text(path), str(path))
+        data = load_yaml_text(read_text(path), str(path), count_entries=True)
     except TopologyError:
         return {}
     return topology_settings(data, source=str(path))

@@ -345,8 +345,9 @@ def _parse_endpoint_text(text):
 # ------------------------------------------------------------------- loading
 def parse_yaml(text: str, source: str = "<topology>") -> Any:
     """Parse YAML text within the input limits (module input_limits),
-    turning any parse problem into a TopologyError."""
-    return load_yaml_text(text, source)
+    turning any parse problem into a TopologyError (too many switches, links
+    or hosts too, counted before the data is built)."""
+    return load_yaml_text(text, source, count_entries=True)
 
 
 def load_topology(path: str | os.PathLike) -> Topology:

@@ -102,7 +102,8 @@ def _static_entry_problem(entry: Any, mac_ok: set[str], rules: tuple[Any, Any, s
         return ("%r is a required property" % missing[0]) if missing \
             else "Additional properties are not allowed (%r was unexpected)" % extra[0]
     mac, vlan, port = entry["mac"], entry["vlan"], entry["port"]
-    if mac not in mac_ok:
+    # a str first: a list or mapping is not hashable (TypeError in the set lookup)
+    if not isinstance(mac, str) or mac not in mac_ok:
         if not isinstance(mac, str) or not mac_re.search(mac):
             return "mac: %r does not match the MAC pattern" % (mac,)
         mac_ok.add(mac)

@@ -49,6 +49,29 @@ def safe_string(kind: str, value: Any, where: str, rule: device_strings.Rule | N
         raise PlatformError(str(exc)) from None
 
 
+def device_number(text: str, where: str) -> int:
+    """A number a switch printed (the digits a parser's pattern matched), or
+    PlatformError naming ``where`` (the switch and line): ASCII digits only
+    (``\\d`` also matches other scripts' digits) and at most 9 of them (no
+    setting is larger; ``int()`` raises ValueError past 4,300 digits)."""
+    if not (text.isascii() and text.isdigit() and len(text) <= 9):
+        raise PlatformError("%s: %r is not a number this parser reads (at most 9 digits 0-9)"
+                            % (where, text[:20] + ("..." if len(text) > 20 else "")))
+    return int(text)
+
+
+def set_members(port: dict[str, Any], listed: list[int], kind: str | None) -> None:
+    """A VLAN membership line read into ``port``: the ``listed`` VLANs leave
+    its untagged and tagged lists, then join the ``kind`` list (``tagged``
+    or ``untagged``; None: they are removed only). A set filters them: a
+    list made repeated "1-4094" lines quadratic."""
+    removed = set(listed)
+    for key in ("untagged", "tagged"):
+        port[key] = [vlan for vlan in port[key] if vlan not in removed]
+    if kind is not None:
+        port[kind].extend(listed)
+
+
 def _vlan(value: Any, where: str) -> int:
     """``value`` if a VLAN ID (1-4094), else PlatformError naming ``where``."""
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 4094:

@@ -45,9 +45,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .capabilities import require_mac_aging
-from .common import (PlatformError, canonical_switch, empty_port, expand_ranges, finish_parsed,
+from .common import (PlatformError, canonical_switch, device_number, empty_port, expand_ranges, finish_parsed,
                      interface_namer, mac_address, mac_dotted, port_reader, render_template,
-                     vlan_ranges)
+                     set_members, vlan_ranges)
 
 PLATFORM = "dell_os6"
 INTERFACE_PATTERN = "Gi1/0/{port}"
@@ -188,7 +188,7 @@ class _Reader:
             self.mac_aging_s = None
             return True
         if found := _AGING.match(line):
-            self.mac_aging_s = int(found.group(1))
+            self.mac_aging_s = device_number(found.group(1), where)
             return True
         found = _INTERFACE.match(line)
         if found:
@@ -205,7 +205,7 @@ class _Reader:
         if found:
             port = self.port_of(_interface_key(found.group(3)))
             if port is not None:
-                self.statics.append((int(found.group(2)), mac_address(found.group(1), where), port))
+                self.statics.append((device_number(found.group(2), where), mac_address(found.group(1), where), port))
             return True
         return False
 
@@ -219,14 +219,11 @@ def _interface_line(current: dict[str, Any], line: str, lower: str, where: str) 
     elif lower == "no shutdown":
         current["admin"] = "up"
     elif pvid := _PVID.match(line):
-        current["pvid"] = int(pvid.group(1))
+        current["pvid"] = device_number(pvid.group(1), where)
     elif speed := _SPEED.match(line):
-        current["speed_mbps"] = int(speed.group(1))
+        current["speed_mbps"] = device_number(speed.group(1), where)
     elif allowed := _ALLOWED.match(line):
         action, listed_text, kind = allowed.groups()
-        listed = expand_ranges(listed_text, where)
-        for key in ("untagged", "tagged"):
-            current[key] = [vlan for vlan in current[key] if vlan not in listed]
-        if action.lower() == "add":
-            # render() always names tagged/untagged; a bare "add" is read as tagged
-            current[(kind or "tagged").lower()].extend(listed)
+        # render() always names tagged/untagged; a bare "add" is read as tagged
+        set_members(current, expand_ranges(listed_text, where),
+                    (kind or "tagged").lower() if action.lower() == "add" else None)

@@ -45,9 +45,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .capabilities import require_mac_aging
-from .common import (PlatformError, canonical_switch, empty_port, expand_ranges, finish_parsed,
+from .common import (PlatformError, canonical_switch, device_number, empty_port, expand_ranges, finish_parsed,
                      interface_namer, mac_address, mac_dashed, port_reader, render_template,
-                     vlan_ranges)
+                     set_members, vlan_ranges)
 
 PLATFORM = "huawei_vrp"
 INTERFACE_PATTERN = "GigabitEthernet0/0/{port}"
@@ -137,14 +137,14 @@ def parse(text: str, interface_names: Mapping[Any, str] | None = None, switch: s
         elif batch := _VLAN_BATCH.match(line):
             vlans.extend(expand_ranges(batch.group(1), where))
         elif found := _AGING.match(line):
-            aging = int(found.group(1))
+            aging = device_number(found.group(1), where)
         elif one := _VLAN_ONE.match(line):
-            vlans.append(int(one.group(1)))
+            vlans.append(device_number(one.group(1), where))
         elif static := _STATIC.match(line):
             mac, interface, vlan = static.groups()
             port = port_of(interface)
             if port is not None:
-                statics.append((int(vlan), mac_address(mac, where), port))
+                statics.append((device_number(vlan, where), mac_address(mac, where), port))
     for port, entry in list(ports.items()):
         if not entry.pop("_hybrid"):
             if not strict:
@@ -166,14 +166,10 @@ def _interface_line(current: dict[str, Any], line: str, lower: str, where: str) 
     elif lower in ("flow-control", "undo flow-control"):
         current["flow_control"] = lower == "flow-control"
     elif pvid := _PVID.match(line):
-        current["pvid"] = int(pvid.group(1))
+        current["pvid"] = device_number(pvid.group(1), where)
     elif speed := _SPEED.match(line):
-        current["speed_mbps"] = int(speed.group(1))
+        current["speed_mbps"] = device_number(speed.group(1), where)
     elif member := _MEMBER.match(line):
         undo, kind, listed_text = member.groups()
-        listed = expand_ranges(listed_text, where)
-        for key in ("untagged", "tagged"):
-            current[key] = [vlan for vlan in current[key] if vlan not in listed]
-        if not undo:
-            # render() never writes a bare "port hybrid vlan LIST"; it is read as tagged
-            current[(kind or "tagged").lower()].extend(listed)
+        # render() never writes a bare "port hybrid vlan LIST"; it is read as tagged
+        set_members(current, expand_ranges(listed_text, where), None if undo else (kind or "tagged").lower())

@@ -577,8 +577,10 @@ def parse_ports(text: str) -> dict[int, dict[str, str]]:
     "link"}}`` (``LOCAL`` is left out)."""
     ports = {}
     current = None
-    for line in text.splitlines():
-        head = re.match(r"^\s*(\d+)\(([^)]*)\):", line)
+    for number, line in enumerate(text.splitlines(), 1):
+        head = re.match(r"^\s*([0-9]+)\(([^)]*)\):", line)
+        if head and len(head.group(1)) > 9:  # int() raises ValueError past 4,300 digits
+            raise OvsError("ports line %d: port number %s... is not an OpenFlow port" % (number, head.group(1)[:12]))
         if head:
             current = {"dev": head.group(2), "admin": "up", "link": "up"}
             ports[int(head.group(1))] = current
