@@ -149,17 +149,18 @@ class _Measure:
 
     def _start(self, event: Any) -> None:
         """A collection opens: a frame ``[size, height, anchor, children,
-        counted field]``."""
+        counted field, merge keys]``."""
         field = None
         if self.counts is not None and len(self.stack) == 1 and self.top_children % 2 == 1 \
                 and self.top_key in COUNTED:
             field = self.top_key
-        self.stack.append([1, 1, event.anchor, 0, field])
+        self.stack.append([1, 1, event.anchor, 0, field, 0])
 
     def _end(self, event: Any) -> list:
         frame = self.stack.pop()
         if frame[4] is not None and self.counts is not None:
-            self.counts[frame[4]] = frame[3] // 2 if isinstance(event, yaml.MappingEndEvent) else frame[3]
+            # a merge key (<<) adds entries of its own, counted when built
+            self.counts[frame[4]] = frame[3] // 2 - frame[5] if isinstance(event, yaml.MappingEndEvent) else frame[3]
         return frame
 
     def alias(self, event: Any) -> None:
@@ -186,6 +187,9 @@ class _Measure:
         elif isinstance(event, yaml.ScalarEvent):
             if len(self.stack) == 1 and self.top_children % 2 == 0:
                 self.top_key = event.value
+            elif len(self.stack) == 2 and self.stack[-1][4] is not None and self.stack[-1][3] % 2 == 0 \
+                    and event.value == "<<":
+                self.stack[-1][5] += 1
             self.node(1, 1, event)
             if event.anchor is not None:
                 self.anchors[event.anchor] = (1, 1)

@@ -35,6 +35,7 @@ from hostile_cases import cli_cases, intent_cases, topology_cases
 
 from ansible_collections.ethercluster.routing.plugins.action.plan import settings_layers
 from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError, TopologyError
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric import input_limits
 from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.input_limits import read_text
 from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.settings import FIELDS, resolve
 from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import (
@@ -348,3 +349,18 @@ def test_vlan_lists_of_every_vlan_repeated_are_read_in_linear_time(platform, lin
     # was quadratic: each line filtered 4,094 VLANs against a list of 4,094 (about 5 s per 100 lines)
     commands = diff_commands(platform, interface + mode + (line + "\n") * 300, text, None, "sw0")
     assert commands and time.perf_counter() - start < 3
+
+
+def test_entries_are_counted_before_building_and_merge_keys_are_not_entries(monkeypatch):
+    monkeypatch.setattr(input_limits, "MAX_HOSTS", 2)
+    host = "{switch: a, port: 1, mac: 02:00:00:00:00:01}"
+    merged = "switches: {a: {}}\nd: &d {h0: %s}\nhosts: {<<: *d, h1: %s}\n" % (host, host.replace(":01}", ":02}"))
+    assert input_limits.measure_yaml(merged, "t.yml", count_entries=True)
+    with pytest.raises(TopologyError, match=r"^t\.yml: hosts: 3 entries, more than the 2 a topology may have"):
+        input_limits.measure_yaml(merged.replace("h1: ", "h2: %s, h3: %s, h1: " % (host, host)), "t.yml",
+                                  count_entries=True)
+    # merged entries are counted once built (check_counts)
+    with pytest.raises(TopologyError, match=r"^t\.yml: hosts: 3 entries"):
+        topology_from_data(parse_yaml(merged.replace("{h0: ", "{h2: %s, h0: " % host), "t.yml"), "t.yml")
+    # an intent's switches are not counted (count_entries is for topology files)
+    assert input_limits.measure_yaml("hosts: {a: 1, b: 2, c: 3}\n", "i.yml")
