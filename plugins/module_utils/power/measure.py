@@ -72,24 +72,69 @@ def utilisation_samples(topology: Topology, readings: list[dict[str, Any]],
 
 
 def lossless_off(topology: Topology, bank: str, engine: str = "segment", assignment: str = "renamed",
-                 engine_options: dict[str, Any] | None = None) -> Callable[[int, Iterable[int]], str | None]:
+                 engine_options: dict[str, Any] | None = None,
+                 quick: bool = True) -> Callable[[int, Iterable[int]], str | None]:
     """A ``can_turn_off`` veto for :func:`.link_selection.decide`: switching
     link ``index`` off (with the links ``down`` already down, the switches
     in VLAN bank ``bank``) is fine when the transition planner finds a step
     list without a drain (:func:`.transition.plan_transition` with
-    ``allow_drain=False``); else it would lose frames."""
+    ``allow_drain=False``); else it would lose frames.
+
+    ``quick`` (default): first the cheap test, in a fraction of a second
+    where planning the transition takes minutes on an 8x8 torus: when the
+    kept turn order (:func:`.transition_planner.kept_order_router`, built
+    once per veto function) leaves a pair without a path with the link off,
+    the planner would route afresh, and the old and new routings together
+    have a cycle: the link is vetoed without planning (docs/transitions.md,
+    "Limits"). Only the links the kept order routes are planned."""
     from .transition import plan_transition  # planning code, loaded only when used
     file_down = set(topology.down_links())
+    kept = _KeptOrder(topology, engine, engine_options) if quick else None
 
     def veto(index: int, down: Iterable[int]) -> str | None:
+        extra = sorted(set(down) - file_down)
+        why = kept.unroutable(extra + [index]) if kept is not None else None
+        if why:
+            return "no lossless transition (%s)" % why
         try:
-            plan_transition(topology, "off", index, current_down=sorted(set(down) - file_down),
+            plan_transition(topology, "off", index, current_down=extra,
                             current_bank=bank, engine=engine, assignment=assignment,
                             engine_options=engine_options, allow_drain=False)
         except EtherclusterError as exc:
             return "no lossless transition (%s)" % exc
         return None
     return veto
+
+
+class _KeptOrder:
+    """The kept-order router of a fabric, built on first use (None when the
+    engine cannot build one: then nothing is vetoed quickly)."""
+
+    def __init__(self, topology: Topology, engine: str, engine_options: dict[str, Any] | None) -> None:
+        self.topology = topology
+        self.engine = engine
+        self.engine_options = engine_options
+        self.router: Callable[[Iterable[int]], Any] | None = None
+        self.failed = False
+
+    def unroutable(self, down: list[int]) -> str | None:
+        """Why the kept turn order cannot route the fabric with ``down`` off
+        (besides the file's), or None."""
+        from .transition_planner import kept_order_router
+        if self.router is None and not self.failed:
+            try:
+                self.router = kept_order_router(self.topology, self.engine, self.engine_options)
+            except EtherclusterError:
+                self.failed = True
+        if self.router is None:
+            return None
+        try:
+            self.router(down)
+        except EtherclusterError as exc:
+            return ("with %s off the kept turn order leaves a pair without a path (%s); a routing planned "
+                    "afresh forms a cycle with the current one, so only a drain could switch it: vetoed "
+                    "without planning the transition" % (self.topology.links[down[-1]].name, exc))
+        return None
 
 
 def power_decision(topology: Topology, state: dict[str, Any], readings: list[dict[str, Any]],

@@ -80,4 +80,34 @@ def test_decide_keeps_on_a_link_only_a_drain_could_switch_off():
                     can_turn_off=lossless_off(topology, "A", "segment"))
     assert vetoed["actions"] and vetoed["actions"][0]["link"] != str(topology.links[0].a)
     assert any("keeping %s on: no lossless transition" % topology.links[0].name in line
-               and "drains are not allowed" in line for line in vetoed["log"])
+               and "the kept turn order leaves a pair without a path" in line for line in vetoed["log"])
+    planned = decide(topology, None, None, quiet, {"max_changes": 1},
+                     can_turn_off=lossless_off(topology, "A", "segment", quick=False))
+    assert planned["actions"] == vetoed["actions"]
+    assert any("keeping %s on: no lossless transition" % topology.links[0].name in line
+               and "drains are not allowed" in line for line in planned["log"])
+
+
+def test_the_quick_veto_agrees_with_planning_and_takes_milliseconds():
+    """The links of the 4x4 torus that the kept turn order cannot route
+    without them (sw0--sw1, sw0--sw4, sw4--sw8: docs/transitions.md) are
+    vetoed without planning, as planning would (it finds only a drain); a
+    link it routes is planned and passes. After the first call (which
+    builds the base routing) a quick veto takes milliseconds, planning
+    seconds."""
+    import time
+    from ansible_collections.ethercluster.routing.plugins.module_utils.power.measure import lossless_off
+    from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import (
+        topology_from_data,
+    )
+    topology = topology_from_data({"generate": {"kind": "torus", "dims": [4, 4]}})
+    quick, planned = lossless_off(topology, "A", "segment"), lossless_off(topology, "A", "segment", quick=False)
+    assert quick(2, set()) is None and planned(2, set()) is None
+    for index in (0, 1, 9):
+        started = time.perf_counter()
+        why = quick(index, set())
+        seconds = time.perf_counter() - started
+        assert why.startswith("no lossless transition (with %s off the kept turn order leaves a pair "
+                              "without a path" % topology.links[index].name), why
+        assert seconds < 0.5
+        assert "drains are not allowed" in planned(index, set())
