@@ -23,7 +23,7 @@ description:
     comes on, or back to full speed, when the busiest channel exceeds C(on_above)), and returns the actions with
     their reasons. It changes nothing itself; playbooks/power_save.yml runs the actions with
     M(ethercluster.routing.link_transition).
-  - With O(mode=selector) the switch-tagged paper's selector (docs/power.md, §5.4.2) decides instead: the traffic
+  - With O(mode=selector) the switch-tagged paper's selector (docs/power.md, §5.4.2) decides instead; the traffic
     matrix is estimated from the host ports' counters, O(selector) picks the links to turn off and the lower
     O(speeds) that keep every channel at or under the maximum utilisation with every link on, and every change
     from the fabric as read is proposed, ordered so that each step keeps the busiest channel at or under that
@@ -78,8 +78,8 @@ options:
     type: dict
   readings:
     description:
-      - Counter readings already taken, C([{at: seconds, counters: {switch: {port: {rx_bytes, tx_bytes}}}}]),
-        with O(state).
+      - "Counter readings already taken, C([{at: seconds, counters: {switch: {port: {rx_bytes, tx_bytes}}}}]),
+        with O(state)."
     type: list
     elements: dict
   interval_s:

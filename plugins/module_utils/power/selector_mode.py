@@ -135,8 +135,8 @@ def _order(problem: LinkSelectionProblem, fabric: _Fabric, wanted: list[dict[str
                 continue
         nxt = fabric.after(action)
         util, _load, why = _busiest(problem, nxt)
-        adds = action["action"] == "on" or (action["action"] == "speed"
-                                             and action["speed_mbps"] > fabric.speeds[action["index"]])
+        adds = action["action"] == "on" or (
+            action["action"] == "speed" and action["speed_mbps"] > fabric.speeds[action["index"]])
         if util is not None and (problem.fits(util / 8.0 * 1e6) or (adds and now is not None and util <= now)):
             kept.append(action)
             fabric, now = nxt, util
@@ -237,8 +237,8 @@ def selector_decision(topology: Topology, state: dict[str, Any], readings: list[
         target = target.after(action)
         if number < limit:
             after = target
-    before_util, before_load, _ = _busiest(problem, now)
-    after_util, after_load, _ = _busiest(problem, after)
+    before_util, before_load = _busiest(problem, now)[:2]
+    after_util, after_load = _busiest(problem, after)[:2]
     all_links = problem.limit * 8.0 / 1e6
     actions = [_named(topology, dict(action, reason="%s selector; the busiest channel stays within the "
                                      "all-links maximum %.1f%%" % (values["selector"], 100 * all_links)))
