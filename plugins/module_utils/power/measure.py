@@ -72,38 +72,54 @@ def utilisation_samples(topology: Topology, readings: list[dict[str, Any]],
 
 
 def lossless_off(topology: Topology, bank: str, engine: str = "segment", assignment: str = "renamed",
-                 engine_options: dict[str, Any] | None = None,
-                 quick: bool = True) -> Callable[[int, Iterable[int]], str | None]:
+                 engine_options: dict[str, Any] | None = None, quick: bool = True) -> "LosslessOff":
     """A ``can_turn_off`` veto for :func:`.link_selection.decide`: switching
     link ``index`` off (with the links ``down`` already down, the switches
     in VLAN bank ``bank``) is fine when the transition planner finds a step
     list without a drain (:func:`.transition.plan_transition` with
     ``allow_drain=False``); else it would lose frames.
 
-    ``quick`` (default): first the cheap test, in a fraction of a second
-    where planning the transition takes minutes on an 8x8 torus: when the
-    kept turn order (:func:`.transition_planner.kept_order_router`, built
-    once per veto function) leaves a pair without a path with the link off,
-    the planner would route afresh, and the old and new routings together
-    have a cycle: the link is vetoed without planning (docs/transitions.md,
-    "Limits"). Only the links the kept order routes are planned."""
-    from .transition import plan_transition  # planning code, loaded only when used
-    file_down = set(topology.down_links())
-    kept = _KeptOrder(topology, engine, engine_options) if quick else None
+    ``quick`` (default) also gives the veto a cheap pre-test,
+    :meth:`LosslessOff.quick`, for ordering candidates: planning a
+    transition takes up to minutes on an 8x8 torus, most of it for links
+    only a drain could switch."""
+    return LosslessOff(topology, bank, engine, assignment, engine_options, quick)
 
-    def veto(index: int, down: Iterable[int]) -> str | None:
-        extra = sorted(set(down) - file_down)
-        why = kept.unroutable(extra + [index]) if kept is not None else None
-        if why:
-            return "no lossless transition (%s)" % why
+
+class LosslessOff:
+    """The veto of :func:`lossless_off`. Calling it plans the transition
+    (sound); :meth:`quick` says, in milliseconds, whether the kept turn
+    order still routes the fabric without the link. When it does not, the
+    planner must route afresh, and the old and new routings often form a
+    cycle that only a drain breaks (docs/transitions.md, "Limits") -- but
+    not always (a bridge routing can do it: every link of a 3-switch
+    ring), so a failed quick test only sends a link to the back of the
+    queue (:func:`.selection.decide`), it never vetoes on its own."""
+
+    def __init__(self, topology: Topology, bank: str, engine: str, assignment: str,
+                 engine_options: dict[str, Any] | None, quick: bool) -> None:
+        self.topology, self.bank, self.engine = topology, bank, engine
+        self.assignment, self.engine_options = assignment, engine_options
+        self.file_down = set(topology.down_links())
+        self.kept = _KeptOrder(topology, engine, engine_options) if quick else None
+
+    def __call__(self, index: int, down: Iterable[int]) -> str | None:
+        from .transition import plan_transition  # planning code, loaded only when used
         try:
-            plan_transition(topology, "off", index, current_down=extra,
-                            current_bank=bank, engine=engine, assignment=assignment,
-                            engine_options=engine_options, allow_drain=False)
+            plan_transition(self.topology, "off", index, current_down=sorted(set(down) - self.file_down),
+                            current_bank=self.bank, engine=self.engine, assignment=self.assignment,
+                            engine_options=self.engine_options, allow_drain=False)
         except EtherclusterError as exc:
             return "no lossless transition (%s)" % exc
         return None
-    return veto
+
+    def quick(self, index: int, down: Iterable[int]) -> str | None:
+        """Why planning ``index`` off would likely find only a drain (the
+        kept turn order cannot route without it), or None (it can, or the
+        quick test is off)."""
+        if self.kept is None:
+            return None
+        return self.kept.unroutable(sorted(set(down) - self.file_down) + [index])
 
 
 class _KeptOrder:
@@ -132,8 +148,7 @@ class _KeptOrder:
             self.router(down)
         except EtherclusterError as exc:
             return ("with %s off the kept turn order leaves a pair without a path (%s); a routing planned "
-                    "afresh forms a cycle with the current one, so only a drain could switch it: vetoed "
-                    "without planning the transition" % (self.topology.links[down[-1]].name, exc))
+                    "afresh may form a cycle with the current one" % (self.topology.links[down[-1]].name, exc))
         return None
 
 

@@ -926,7 +926,10 @@ def _decide_off(topology: Topology, limits: dict[str, Any], now: _Measured, log:
                 can_turn_off: Callable[[int, set[int]], str | None] | None) -> list[dict[str, Any]]:
     """Rule 2 of :func:`decide`: with N samples, turn off links that stayed
     quiet in each, quietest first, when the fabric stays connected, the
-    hysteresis guard holds and ``can_turn_off`` does not veto."""
+    hysteresis guard holds and ``can_turn_off`` does not veto. A veto with
+    a ``quick`` pre-test (:class:`.measure.LosslessOff`) has the links that
+    fail it tried last: they are planned only when the links that pass
+    leave room under ``max_changes``."""
     actions: list[dict[str, Any]] = []
     window = limits["samples"]
     if len(now.samples) < window:
@@ -936,28 +939,45 @@ def _decide_off(topology: Topology, limits: dict[str, Any], now: _Measured, log:
     link_peak = {i: float(max(recent[:, 2 * i].max(), recent[:, 2 * i + 1].max())) for i in now.up}
     quiet = sorted((i for i in now.up if link_peak[i] < limits["off_below"]),
                    key=lambda i: (link_peak[i], i))
+    quick = getattr(can_turn_off, "quick", None)
     chosen: set[int] = set()
-    for index in quiet:
-        if len(chosen) >= limits["max_changes"]:
-            break
-        name = topology.links[index].name
-        if now.peak + link_peak[index] > limits["on_above"]:
-            log.append("keeping %s on: its %.0f%% on top of the busiest %.0f%% could pass on_above"
-                       % (name, 100 * link_peak[index], 100 * now.peak))
-            continue
-        down = set(now.off) | chosen | {index} | {i for i, s in enumerate(now.states) if s == "down"}
-        if not nx.is_connected(topology.switch_graph(down=down)):
-            log.append("keeping %s on: the fabric would split" % name)
-            continue
-        veto = can_turn_off(index, down - {index}) if can_turn_off is not None else None
-        if veto:
-            log.append("keeping %s on: %s" % (name, veto))
-            continue
-        chosen.add(index)
-        reason = ("%s below off_below %.0f%% for the last %d samples (peak %.0f%%): turning off"
-                  % (name, 100 * limits["off_below"], window, 100 * link_peak[index]))
-        actions.append({"action": "off", "link": _link_ref(topology, index), "reason": reason})
-        log.append(reason)
+    later: list[int] = []
+    for second_pass in (False, True):  # the second: the links the pre-test sent back, planned in full
+        for index in later if second_pass else quiet:
+            if len(chosen) >= limits["max_changes"]:
+                break
+            down = _off_candidate(topology, limits, now, log, index, chosen, link_peak[index])
+            if down is None:
+                continue
+            if not second_pass and quick is not None and (why := quick(index, down - {index})):
+                log.append("trying %s last: %s" % (topology.links[index].name, why))
+                later.append(index)
+                continue
+            veto = can_turn_off(index, down - {index}) if can_turn_off is not None else None
+            if veto:
+                log.append("keeping %s on: %s" % (topology.links[index].name, veto))
+                continue
+            chosen.add(index)
+            reason = ("%s below off_below %.0f%% for the last %d samples (peak %.0f%%): turning off"
+                      % (topology.links[index].name, 100 * limits["off_below"], window, 100 * link_peak[index]))
+            actions.append({"action": "off", "link": _link_ref(topology, index), "reason": reason})
+            log.append(reason)
     if not quiet:
         log.append("no link stayed below off_below for %d samples" % window)
     return actions
+
+
+def _off_candidate(topology: Topology, limits: dict[str, Any], now: _Measured, log: list[str], index: int,
+                   chosen: set[int], peak: float) -> set[int] | None:
+    """The links down if ``index`` goes off too, or None (logged) when the
+    hysteresis guard or the fabric's connectivity keeps it on."""
+    name = topology.links[index].name
+    if now.peak + peak > limits["on_above"]:
+        log.append("keeping %s on: its %.0f%% on top of the busiest %.0f%% could pass on_above"
+                   % (name, 100 * peak, 100 * now.peak))
+        return None
+    down = set(now.off) | chosen | {index} | {i for i, s in enumerate(now.states) if s == "down"}
+    if not nx.is_connected(topology.switch_graph(down=down)):
+        log.append("keeping %s on: the fabric would split" % name)
+        return None
+    return down
