@@ -97,7 +97,7 @@ ALWAYS_RESERVED = frozenset({0, 1, 4095})
 
 # IDs a platform keeps for itself (cannot be created or used as PVID), and
 # how a platform can make a port an untagged member of several VLANs with
-# its own PVID, which both assignments need (DESIGN.md "Platforms"); None:
+# its own PVID, which both assignments need (docs/platforms.md); None:
 # access/trunk only -- cannot run switch-tagged routing. Both come from the
 # platform capability table (platforms/capabilities.py, docs/platforms.md).
 PLATFORM_RESERVED_VLANS = {name: row.reserved_vlans for name, row in CAPABILITIES.items()

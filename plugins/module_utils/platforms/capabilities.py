@@ -2,7 +2,7 @@
 # Copyright: ethercluster.routing contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """What each switch platform can do, for the plan's checks and the docs
-(DESIGN.md "Platforms", docs/platforms.md "Capabilities").
+(docs/platforms.md "Capabilities").
 
 Switch-tagged routing needs ports that are untagged members of several
 VLANs, each port with its own PVID (switch-tagged VLAN paper §3.1-§3.2):

@@ -21,7 +21,7 @@ Options:
   eccentricity (greatest distance to any switch, over usable links), ties
   to the lowest id -- the centre of the fabric, so up paths are short
   (the segment-based paper §1.1 notes hot-spots near the root;
-  ANCHORS.md measures how much the root matters).
+  docs/benchmarks.md measures how much the root matters).
 * ``balance`` (default true; see :func:`select_paths`).
 """
 

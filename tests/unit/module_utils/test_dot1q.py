@@ -2,7 +2,7 @@
 # Copyright: ethercluster.routing contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The IEEE 802.1Q simulator on hand-written intents (each rule of
-INTENT.md's semantics), and the end-to-end test: for every generator kind,
+docs/intent.md's semantics), and the end-to-end test: for every generator kind,
 every engine that accepts it and both assignments, the planned intent --
 read by the simulator alone -- delivers every host pair untagged along the
 planned path and every broadcast to every host, and every flood dies out."""

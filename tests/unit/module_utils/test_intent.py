@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: ethercluster.routing contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The intent (INTENT.md v1) and the planner: fields, determinism, every
+"""The intent (intent schema v1, docs/intent.md) and the planner: fields, determinism, every
 check and the clear errors that name the switch."""
 
 from __future__ import annotations

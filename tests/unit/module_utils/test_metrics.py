@@ -185,7 +185,7 @@ def test_mesh_4x4_dimension_order_reaches_the_bound():
 def test_mesh_8x8_uniform_bound_is_the_bisection_bound():
     topo = generated(kind="mesh", dims=[8, 8])
     traffic = metrics.uniform(topo)
-    # 32 x 32 pairs over 8 channels of the middle cut: 128 (ANCHORS.md);
+    # 32 x 32 pairs over 8 channels of the middle cut: 128 (the bisection bound);
     # dimension order attains it, so the LP optimum is exactly 128.
     assert metrics.max_channel_load(topo, dimension_order_paths(topo), traffic) == 128
     assert metrics.lp_lower_bound(topo, traffic) == pytest.approx(128)

@@ -4,7 +4,7 @@ parsing what a switch holds, comparing and writing.
 * golden tests: a small hand-written intent and the exact flows it must give;
 * a semantic property test: a small OpenFlow interpreter runs the rendered
   pipeline on frames and must agree with a direct reading of 802.1Q
-  general-mode semantics (INTENT.md), for random intents;
+  general-mode semantics (docs/intent.md), for random intents;
 * a real OVS 3.1 answer (recorded from the lab) parses back into exactly
   the pipeline that was rendered for that switch.
 """
@@ -218,7 +218,7 @@ def run_pipeline(flows, in_port, frame):
 
 
 def reference(config, in_port, frame):
-    """802.1Q general-mode forwarding of INTENT.md, read directly, with the
+    """802.1Q general-mode forwarding of docs/intent.md, read directly, with the
     static entries as the only forwarding database."""
     ports = {int(name): port for name, port in config["ports"].items()}
     port = ports[in_port]

@@ -98,7 +98,7 @@ def test_torus_uses_both_parallel_links_and_the_dateline_classes():
 
 def test_mesh_dor_reaches_the_bisection_bound():
     """k x k mesh, one host per switch: DOR's busiest channel carries
-    k/2 * k/2 * k pairs, which is the bisection bound (ANCHORS.md)."""
+    k/2 * k/2 * k pairs, which is the bisection bound."""
     k = 6
     loads = channel_loads(compute_routing(gen(kind="mesh", dims=[k, k]), "dor"))
     assert max(loads.values()) == k ** 3 // 4

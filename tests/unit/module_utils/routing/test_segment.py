@@ -392,7 +392,7 @@ def test_batched_search_routes_as_one_candidate_at_a_time(spec, monkeypatch):
     {"kind": "random", "switches": 32, "degree": 4, "seed": 1},
 ], ids=["mesh8x8", "torus8x8", "random16", "random32"])
 def test_max_channel_load_is_at_most_updown(spec):
-    """Uniform all-to-all, ordered switch pairs per channel (ANCHORS.md):
+    """Uniform all-to-all, ordered switch pairs per channel (OpenSM's metric):
     SR with balanced placement against up*/down* (segment paper §3)."""
     topology = generated(**spec)
     routing = segment.route(topology)

@@ -4,7 +4,7 @@ playbooks/plan.yml, run for real through ``ansible-playbook`` and
 
 What is checked against what: the intent in intent.json against the
 topology it was planned from (every switch, link, host and used port,
-INTENT.md's fields) and against the task's returned intent; report.md
+the intent schema's fields) and against the task's returned intent; report.md
 against the returned checks and metrics; fabric.svg as XML with one
 drawing per link; idempotence across two separate processes (so hash
 seeds cannot hide an unstable order); check mode and --diff; a rejected
