@@ -45,15 +45,11 @@ from typing import Any
 
 from ..errors import EtherclusterError
 from . import frames
+from ..platforms import ovs
 from .plan import RECORD_FILE, ovs_env
 
 ALL_CHECKS = ("stp_off", "broadcast", "no_storm", "planned_paths", "ping", "tcp")
 SELF_LEARNING_CHECKS = ("learned",)  # with mac_learning: self (the plan has "learned")
-FDB_TABLE = 2            # platforms/ovs.py TABLE_FDB
-LEARNED_COOKIE = 0xEC01  # platforms/ovs.py LEARNED_COOKIE
-_FDB_FLOW = re.compile(r"cookie=(0x[0-9a-f]+|\d+).*?priority=(\d+).*?reg0=(0x[0-9a-f]+|\d+)"
-                       r".*?dl_dst=([0-9a-f:]{17}).*?actions=.*?(?:load|set_field):(0x[0-9a-f]+|\d+)"
-                       r"(?:/0x[0-9a-f]+)?->(?:NXM_NX_REG1|reg1)", re.I)
 WORKERS = 8
 PROBLEM_LIMIT = 12
 _PORT_STATS = re.compile(r"port\s+(\d+): rx pkts=(\d+).*?\n\s+tx pkts=(\d+)")
@@ -488,12 +484,15 @@ def read_fdb(layout: dict[str, Any]) -> dict[str, dict[str, list[tuple[str, int,
 
     def read(item):
         switch, sw = item
-        result = _run(["ovs-ofctl", "-O", "OpenFlow13", "dump-flows", bridge, "table=%d" % FDB_TABLE],
+        result = _run(["ovs-ofctl", "-O", "OpenFlow13", "dump-flows", bridge, "table=%d" % ovs.TABLE_FDB],
                       env=ovs_env(sw["dir"]))
         if result.returncode != 0:
             raise WireError("%s: ovs-ofctl dump-flows failed: %s"
                             % (switch, " ".join(result.stderr.split())[:300]))
-        return switch, parse_fdb(result.stdout)
+        try:
+            return switch, parse_fdb(result.stdout)
+        except ovs.OvsError as exc:
+            raise WireError("%s: the forwarding table cannot be read: %s" % (switch, exc))
 
     return dict(_pool(read, layout["switches"].items()))
 
@@ -501,16 +500,29 @@ def read_fdb(layout: dict[str, Any]) -> dict[str, dict[str, list[tuple[str, int,
 def parse_fdb(text: str) -> dict[str, list[tuple[str, int, str]]]:
     """``ovs-ofctl dump-flows br0 table=2`` as ``{"learned": [...],
     "static": [...]}``, entries ``(mac, vlan, port)`` (port: the OpenFlow
-    port, which is the topology port in the lab)."""
+    port, which is the topology port in the lab), read with the OVS
+    platform's own flow parser."""
     found: dict[str, list[tuple[str, int, str]]] = {"learned": [], "static": []}
-    for line in text.splitlines():
-        match = _FDB_FLOW.search(line)
-        if match is None:
+    for flow in ovs.parse_flows(text):
+        match = dict(flow.match)
+        port = _reg1_load(flow.actions)
+        if flow.table != ovs.TABLE_FDB or "reg0" not in match or "dl_dst" not in match or port is None:
             continue
-        cookie, _priority, vlan, mac, port = match.groups()
-        kind = "learned" if int(cookie, 0) == LEARNED_COOKIE else "static"
-        found[kind].append((mac.lower(), int(vlan, 0), str(int(port, 0))))
+        vlan = match["reg0"][0] if isinstance(match["reg0"], tuple) else match["reg0"]  # learn(): reg0=V/0xfff
+        kind = "learned" if flow.cookie == ovs.LEARNED_COOKIE else "static"
+        found[kind].append((str(match["dl_dst"]), int(vlan), str(port)))
     return found
+
+
+def _reg1_load(actions: Sequence[str]) -> int | None:
+    """The output port a forwarding-table entry loads into reg1 (static
+    ``set_field:P->reg1``, learned ``load:P->NXM_NX_REG1[0..15]``)."""
+    for action in actions:
+        kind, _sep, rest = action.partition(":")
+        value, arrow, target = rest.partition("->")
+        if kind in ("set_field", "load") and arrow and target.lower().startswith(("reg1", "nxm_nx_reg1[")):
+            return int(value, 0)
+    return None
 
 
 def check_learned(layout: dict[str, Any], expected: dict[str, list[list[Any]]]) -> dict[str, Any]:
