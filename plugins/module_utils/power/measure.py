@@ -124,7 +124,7 @@ class LosslessOff:
 
 class _KeptOrder:
     """The kept-order router of a fabric, built on first use (None when the
-    engine cannot build one: then nothing is vetoed quickly)."""
+    engine cannot build one: then every link passes the quick test)."""
 
     def __init__(self, topology: Topology, engine: str, engine_options: dict[str, Any] | None) -> None:
         self.topology = topology
