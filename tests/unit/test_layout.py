@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 MODULE_UTILS = Path(__file__).resolve().parents[2] / "plugins" / "module_utils"
-ORDER = ["errors", "fabric", "routing", "verify", "assign", "intent", "platforms", "report", "power", "lab"]
+ORDER = ["errors", "fabric", "routing", "verify", "assign", "intent", "platforms", "report", "power", "nodes", "lab"]
 # (importing stage, imported module): reasons in docs/development.md
 ALLOWED_EARLIER = {
     # the capability table is standard library only; VLAN and MAC limits
