@@ -1,0 +1,408 @@
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The Linux side of a host-routed plan: one node's interfaces, addresses,
+static routes, forwarding and reverse-path filtering (docs/nodes.md).
+
+Pure functions, standard library only (the module ``node_network`` runs
+this on the node): the node's entry of the plan (``nodes.<node>`` of the
+node network contract, schema ``schemas/node_network.v1.schema.json``) and
+the node's live state (``ip -j address``, ``ip -j route``, ``sysctl``
+output) in; the iproute2/sysctl commands that make the live state match
+out, plus a readable before/after for ``--diff``.
+
+Ownership: the routes this code installs carry the route protocol
+:data:`ROUTE_PROTOCOL`; a route of that protocol that the plan does not
+name is removed, routes of any other protocol are left alone unless the
+plan names their destination (then they are replaced). Addresses are
+declarative on the plan's interfaces only (IPv4, scope global); other
+interfaces are never touched.
+
+:func:`planned_paths` follows the routes of the plan hop by hop (longest
+prefix match, connected subnets first) and tells which nodes forward a
+packet from one node to an address: what the lab's verification compares
+with the hops it measures.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+from typing import Any
+
+from ..errors import EtherclusterError
+
+# the route protocol number of the routes node_network installs (iproute2
+# prints it as a number: no name in /etc/iproute2/rt_protos is needed)
+ROUTE_PROTOCOL = "233"
+IFNAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,14}$")
+MAC_RE = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
+SYSCTL_RE = re.compile(r"^[a-z0-9_]+(\.[A-Za-z0-9_-]+)+$")
+FORWARDING = "net.ipv4.ip_forward"
+# where the changes go when they are applied: links first, then addresses,
+# then sysctls (forwarding before routes through other nodes matter), routes last
+ORDER = ("link", "address", "sysctl", "route")
+
+
+class NodeNetworkError(EtherclusterError):
+    """A node's entry of the plan, or its live state, cannot be used (names
+    the node, interface, route or field)."""
+
+
+def rp_filter_sysctl(interface: str) -> str:
+    """The rp_filter sysctl of ``interface`` (``all`` for the global one)."""
+    return "net.ipv4.conf.%s.rp_filter" % interface
+
+
+def check_node(name: str, entry: Any) -> dict[str, Any]:
+    """The node ``name``'s entry of the plan, checked and normalised:
+    interfaces (name, address as ``a.b.c.d/len``, lower-case MAC or None),
+    routes (``to`` as a network, ``nexthops`` a sorted list of
+    ``{via, dev}``), forwarding (bool), rp_filter (0/1/2), sysctls
+    (name -> text). Raises :class:`NodeNetworkError` naming the field."""
+    where = "node %s" % name
+    if not isinstance(entry, dict):
+        raise NodeNetworkError("%s: the plan's entry must be a mapping, got %s" % (where, type(entry).__name__))
+    unknown = sorted(set(entry) - {"interfaces", "routes", "forwarding", "rp_filter", "sysctls"})
+    if unknown:
+        raise NodeNetworkError("%s: unknown fields %s" % (where, ", ".join(unknown)))
+    interfaces = [_check_interface(where, index, item)
+                  for index, item in enumerate(_list(entry.get("interfaces"), where + ": interfaces"))]
+    names = [item["name"] for item in interfaces]
+    if len(set(names)) != len(names):
+        raise NodeNetworkError("%s: interfaces: a name appears twice (%s)" % (where, ", ".join(names)))
+    routes = [_check_route(where, index, item, names)
+              for index, item in enumerate(_list(entry.get("routes", []), where + ": routes"))]
+    targets = [route["to"] for route in routes]
+    if len(set(targets)) != len(targets):
+        raise NodeNetworkError("%s: routes: a destination appears twice" % where)
+    forwarding = entry.get("forwarding", False)
+    if not isinstance(forwarding, bool):
+        raise NodeNetworkError("%s: forwarding must be true or false, got %r" % (where, forwarding))
+    rp_filter = entry.get("rp_filter", 0)
+    if isinstance(rp_filter, bool) or rp_filter not in (0, 1, 2):
+        raise NodeNetworkError("%s: rp_filter must be 0 (off), 1 (strict) or 2 (loose), got %r" % (where, rp_filter))
+    sysctls = entry.get("sysctls") or {}
+    if not isinstance(sysctls, dict):
+        raise NodeNetworkError("%s: sysctls must be a mapping name -> value" % where)
+    for key, value in sysctls.items():
+        if not isinstance(key, str) or not SYSCTL_RE.match(key) or isinstance(value, (dict, list)) or value is None:
+            raise NodeNetworkError("%s: sysctls: %r = %r is not a sysctl name and a plain value" % (where, key, value))
+    return {"name": name, "interfaces": interfaces, "routes": sorted(routes, key=lambda r: _net_key(r["to"])),
+            "forwarding": forwarding, "rp_filter": rp_filter,
+            "sysctls": {key: _sysctl_text(value) for key, value in sorted(sysctls.items())}}
+
+
+def _list(value: Any, where: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise NodeNetworkError("%s: must be a list" % where)
+    return value
+
+
+def _sysctl_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return str(value)
+
+
+def _net_key(network: str) -> tuple[int, int]:
+    net = ipaddress.ip_network(network)
+    return int(net.network_address), net.prefixlen
+
+
+def _check_interface(where: str, index: int, item: Any) -> dict[str, Any]:
+    here = "%s: interfaces[%d]" % (where, index)
+    if not isinstance(item, dict):
+        raise NodeNetworkError("%s: must be a mapping" % here)
+    name = item.get("name")
+    if not isinstance(name, str) or not IFNAME_RE.match(name):
+        raise NodeNetworkError("%s: name %r is not a Linux interface name (1-15 letters, digits, '_', '.', '-')"
+                               % (here, name))
+    here = "%s: interface %s" % (where, name)
+    try:
+        address = ipaddress.IPv4Interface(str(item.get("address")))
+    except ValueError:
+        raise NodeNetworkError("%s: address %r is not an IPv4 address with prefix length (10.10.0.2/24)"
+                               % (here, item.get("address"))) from None
+    if "/" not in str(item.get("address")):
+        raise NodeNetworkError("%s: address %r needs its prefix length (10.10.0.2/24)" % (here, item.get("address")))
+    mac = item.get("mac")
+    if mac is not None:
+        mac = str(mac).lower()
+        if not MAC_RE.match(mac) or int(mac[:2], 16) & 1:
+            raise NodeNetworkError("%s: mac %r is not a unicast MAC (02:00:0a:0a:00:02)" % (here, item.get("mac")))
+    return {"name": name, "address": str(address), "mac": mac, "switch": item.get("switch")}
+
+
+def _check_route(where: str, index: int, item: Any, interfaces: list[str]) -> dict[str, Any]:
+    here = "%s: routes[%d]" % (where, index)
+    if not isinstance(item, dict):
+        raise NodeNetworkError("%s: must be a mapping" % here)
+    try:
+        to = str(ipaddress.IPv4Network(str(item.get("to")), strict=True))
+    except ValueError as exc:
+        raise NodeNetworkError("%s: to %r is not an IPv4 network (%s)" % (here, item.get("to"), exc)) from None
+    here = "%s: route to %s" % (where, to)
+    if "nexthops" in item:
+        if "via" in item or "dev" in item:
+            raise NodeNetworkError("%s: give either via/dev or nexthops, not both" % here)
+        hops = _list(item["nexthops"], here + ": nexthops")
+        if not hops:
+            raise NodeNetworkError("%s: nexthops is empty" % here)
+    else:
+        hops = [item]
+    nexthops = []
+    for hop in hops:
+        if not isinstance(hop, dict):
+            raise NodeNetworkError("%s: a next hop must be a mapping with via and dev" % here)
+        try:
+            via = str(ipaddress.IPv4Address(str(hop.get("via"))))
+        except ValueError:
+            raise NodeNetworkError("%s: via %r is not an IPv4 address" % (here, hop.get("via"))) from None
+        dev = hop.get("dev")
+        if dev not in interfaces:
+            raise NodeNetworkError("%s: dev %r is not one of the node's interfaces (%s)"
+                                   % (here, dev, ", ".join(interfaces)))
+        nexthops.append({"via": via, "dev": dev})
+    nexthops.sort(key=lambda hop: (hop["dev"], int(ipaddress.IPv4Address(hop["via"]))))
+    if len({(hop["via"], hop["dev"]) for hop in nexthops}) != len(nexthops):
+        raise NodeNetworkError("%s: a next hop appears twice" % here)
+    return {"to": to, "nexthops": nexthops}
+
+
+def parse_links(text: str) -> dict[str, dict[str, Any]]:
+    """``ip -j address show`` output -> per interface: ``up`` (administratively),
+    ``mac`` and ``addresses`` (IPv4, scope global, ``a.b.c.d/len``)."""
+    try:
+        data = json.loads(text or "[]")
+    except ValueError as exc:
+        raise NodeNetworkError("cannot read `ip -j address show`: %s" % exc) from None
+    links = {}
+    for link in data if isinstance(data, list) else []:
+        if not isinstance(link, dict) or "ifname" not in link:
+            continue
+        addresses = ["%s/%s" % (info.get("local"), info.get("prefixlen")) for info in link.get("addr_info", [])
+                     if info.get("family") == "inet" and info.get("scope", "global") == "global"]
+        links[link["ifname"]] = {"up": "UP" in link.get("flags", []), "mac": str(link.get("address", "")).lower(),
+                                 "addresses": sorted(addresses)}
+    return links
+
+
+def parse_routes(text: str) -> dict[str, dict[str, Any]]:
+    """``ip -j route show`` (main table, IPv4) output -> per destination network:
+    ``protocol`` and ``nexthops`` (sorted ``{via, dev}``; empty for a
+    connected route)."""
+    try:
+        data = json.loads(text or "[]")
+    except ValueError as exc:
+        raise NodeNetworkError("cannot read `ip -j route show`: %s" % exc) from None
+    routes = {}
+    for route in data if isinstance(data, list) else []:
+        if not isinstance(route, dict) or route.get("type", "unicast") != "unicast":
+            continue
+        dst = route.get("dst", "")
+        dst = "0.0.0.0/0" if dst == "default" else dst if "/" in dst else dst + "/32"
+        hops = route.get("nexthops") or ([route] if "gateway" in route else [])
+        nexthops = sorted(({"via": hop.get("gateway"), "dev": hop.get("dev")} for hop in hops if "gateway" in hop),
+                          key=lambda hop: (hop["dev"], int(ipaddress.IPv4Address(hop["via"]))))
+        routes[dst] = {"protocol": str(route.get("protocol", "")), "nexthops": nexthops}
+    return routes
+
+
+def parse_sysctl(text: str) -> dict[str, str]:
+    """``sysctl NAME...`` output (``name = value`` lines) -> name -> value.
+    A name sysctl did not know (an interface that does not exist) is absent."""
+    values = {}
+    for line in (text or "").splitlines():
+        key, sep, value = line.partition(" = ")
+        if sep:
+            values[key.strip().replace("/", ".")] = value.strip()
+    return values
+
+
+def wanted_sysctls(node: dict[str, Any]) -> dict[str, str]:
+    """The sysctls the node's entry sets: forwarding, rp_filter of ``all``
+    and of every interface of the plan, then the extra ones."""
+    wanted = {FORWARDING: "1" if node["forwarding"] else "0", rp_filter_sysctl("all"): str(node["rp_filter"])}
+    for interface in node["interfaces"]:
+        wanted[rp_filter_sysctl(interface["name"])] = str(node["rp_filter"])
+    wanted.update(node["sysctls"])
+    return wanted
+
+
+def _route_argv(verb: str, to: str, nexthops: list[dict[str, str]]) -> list[str]:
+    argv = ["ip", "route", verb, to, "proto", ROUTE_PROTOCOL]
+    if len(nexthops) == 1:
+        return argv + ["via", nexthops[0]["via"], "dev", nexthops[0]["dev"]]
+    for hop in nexthops:
+        argv += ["nexthop", "via", hop["via"], "dev", hop["dev"]]
+    return argv
+
+
+def route_text(to: str, nexthops: list[dict[str, str]]) -> str:
+    """A route as one line, the same for the plan and the live state."""
+    return "%s %s" % (to, " ".join("via %s dev %s" % (hop["via"], hop["dev"]) for hop in nexthops) or "connected")
+
+
+def changes(node: dict[str, Any], links: dict[str, dict[str, Any]], routes: dict[str, dict[str, Any]],
+            sysctls: dict[str, str], state: str = "present",
+            saved: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """What to run so that the live state (``links`` of :func:`parse_links`,
+    ``routes`` of :func:`parse_routes`, ``sysctls`` of :func:`parse_sysctl`)
+    matches the checked entry ``node`` (``state`` present), or no longer
+    holds what the entry added (``state`` absent: the plan's addresses and
+    every route of :data:`ROUTE_PROTOCOL` go; the sysctls go back to
+    ``saved``, their values before the first run). Each change: ``kind``
+    (:data:`ORDER`), ``what``, ``before``, ``after`` (texts) and ``argv``.
+    [] when nothing differs."""
+    missing = [item["name"] for item in node["interfaces"] if item["name"] not in links]
+    if missing:
+        raise NodeNetworkError("node %s: interface %s is not on the node (it has %s)"
+                               % (node["name"], ", ".join(missing), ", ".join(sorted(links)) or "none"))
+    if state == "absent":
+        found = _absent_links(node, links) + _absent_routes(routes)
+        found += _sysctl_changes(dict(saved or {}), sysctls)
+    else:
+        found = _link_changes(node, links) + _route_changes(node, routes)
+        found += _sysctl_changes(wanted_sysctls(node), sysctls)
+    return sorted(found, key=lambda change: ORDER.index(change["kind"]))
+
+
+def _change(kind: str, what: str, before: str, after: str, argv: list[str]) -> dict[str, Any]:
+    return {"kind": kind, "what": what, "before": before, "after": after, "argv": argv}
+
+
+def _link_changes(node: dict[str, Any], links: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    found = []
+    for item in node["interfaces"]:
+        name, live = item["name"], links[item["name"]]
+        if item["mac"] is not None and live["mac"] != item["mac"]:
+            found.append(_change("link", "%s mac" % name, live["mac"], item["mac"],
+                                 ["ip", "link", "set", "dev", name, "address", item["mac"]]))
+        if not live["up"]:
+            found.append(_change("link", "%s state" % name, "down", "up", ["ip", "link", "set", "dev", name, "up"]))
+        for address in live["addresses"]:
+            if address != item["address"]:
+                found.append(_change("address", "%s address %s" % (name, address), address, "",
+                                     ["ip", "address", "del", address, "dev", name]))
+        if item["address"] not in live["addresses"]:
+            found.append(_change("address", "%s address %s" % (name, item["address"]), "", item["address"],
+                                 ["ip", "address", "add", item["address"], "dev", name]))
+    return found
+
+
+def _route_changes(node: dict[str, Any], routes: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    found = []
+    wanted = {route["to"]: route["nexthops"] for route in node["routes"]}
+    for to, nexthops in wanted.items():
+        live = routes.get(to)
+        if live is not None and live["protocol"] == ROUTE_PROTOCOL and live["nexthops"] == nexthops:
+            continue
+        before = route_text(to, live["nexthops"]) + " proto " + live["protocol"] if live else ""
+        found.append(_change("route", "route %s" % to, before, route_text(to, nexthops),
+                             _route_argv("replace", to, nexthops)))
+    for to, live in sorted(routes.items(), key=lambda item: _net_key(item[0])):
+        if live["protocol"] == ROUTE_PROTOCOL and to not in wanted:
+            found.append(_change("route", "route %s" % to, route_text(to, live["nexthops"]), "",
+                                 ["ip", "route", "del", to, "proto", ROUTE_PROTOCOL]))
+    return found
+
+
+def _absent_links(node: dict[str, Any], links: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    return [_change("address", "%s address %s" % (item["name"], item["address"]), item["address"], "",
+                    ["ip", "address", "del", item["address"], "dev", item["name"]])
+            for item in node["interfaces"] if item["address"] in links[item["name"]]["addresses"]]
+
+
+def _absent_routes(routes: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    return [_change("route", "route %s" % to, route_text(to, live["nexthops"]), "",
+                    ["ip", "route", "del", to, "proto", ROUTE_PROTOCOL])
+            for to, live in sorted(routes.items(), key=lambda item: _net_key(item[0]))
+            if live["protocol"] == ROUTE_PROTOCOL]
+
+
+def _sysctl_changes(wanted: dict[str, str], live: dict[str, str]) -> list[dict[str, Any]]:
+    found = []
+    for key, value in wanted.items():
+        if live.get(key) is None:
+            raise NodeNetworkError("sysctl %s does not exist on the node" % key)
+        if live[key].split() != value.split():
+            found.append(_change("sysctl", key, live[key], value, ["sysctl", "-q", "-w", "%s=%s" % (key, value)]))
+    return found
+
+
+def saved_sysctls(node: dict[str, Any], live: dict[str, str], saved: dict[str, str] | None) -> dict[str, str]:
+    """The values to restore with ``state=absent``: what was saved before,
+    completed with the live value of every sysctl the plan sets and that
+    was not saved yet (so the first run records the node's own values)."""
+    result = dict(saved or {})
+    for key in wanted_sysctls(node):
+        if key not in result and key in live:
+            result[key] = live[key]
+    return result
+
+
+def diff(node_name: str, found: list[dict[str, Any]]) -> dict[str, str]:
+    """An Ansible ``diff`` of the changes: one line per item before and after."""
+    before = "".join("%s: %s\n" % (change["what"], change["before"]) for change in found if change["before"])
+    after = "".join("%s: %s\n" % (change["what"], change["after"]) for change in found if change["after"])
+    return {"before": before, "after": after,
+            "before_header": "node %s (live)" % node_name, "after_header": "node %s (plan)" % node_name}
+
+
+def address_owners(nodes: dict[str, Any]) -> dict[str, str]:
+    """Address (without prefix length) -> the node that holds it."""
+    owners = {}
+    for name, entry in nodes.items():
+        for item in entry.get("interfaces", []):
+            owners[str(ipaddress.IPv4Interface(item["address"]).ip)] = name
+    return owners
+
+
+def _lookup(entry: dict[str, Any], dst: ipaddress.IPv4Address) -> list[str] | None:
+    """The next hops (addresses) ``entry`` sends ``dst`` to by longest prefix
+    match; [] when ``dst`` is on a connected subnet; None: no route."""
+    best: tuple[int, list[str]] | None = None
+    for item in entry.get("interfaces", []):
+        net = ipaddress.IPv4Interface(item["address"]).network
+        if dst in net and (best is None or net.prefixlen > best[0]):
+            best = (net.prefixlen, [])
+    for route in entry.get("routes", []):
+        net = ipaddress.IPv4Network(route["to"])
+        if dst in net and (best is None or net.prefixlen > best[0]):
+            hops = route.get("nexthops") or [route]
+            best = (net.prefixlen, sorted(str(hop["via"]) for hop in hops))
+    return None if best is None else best[1]
+
+
+def planned_paths(nodes: dict[str, Any], src: str, dst: str, limit: int = 16) -> list[list[str]]:
+    """Every sequence of forwarding nodes the plan's routes take from node
+    ``src`` to address ``dst`` (several with multipath routes). Raises
+    :class:`NodeNetworkError` when a node on the way has no route, a next
+    hop belongs to no node, or the path loops (more than ``limit`` hops)."""
+    owners = address_owners(nodes)
+    target = ipaddress.IPv4Address(dst)
+    done: list[list[str]] = []
+    todo: list[tuple[str, list[str]]] = [(src, [])]
+    while todo:
+        node, path = todo.pop()
+        if owners.get(dst) == node:
+            done.append(path)
+            continue
+        hops = _lookup(nodes[node], target)
+        if hops is None:
+            raise NodeNetworkError("node %s: no route to %s (from %s)" % (node, dst, src))
+        if not hops:
+            done.append(path)
+            continue
+        if len(path) >= limit:
+            raise NodeNetworkError("the route from %s to %s loops (%s)" % (src, dst, " -> ".join(path)))
+        for hop in hops:
+            if hop not in owners:
+                raise NodeNetworkError("node %s: next hop %s towards %s is no node's address" % (node, hop, dst))
+            if owners[hop] == owners.get(dst):  # the gateway is the destination node (another of its NICs)
+                done.append(path)
+            else:
+                todo.append((owners[hop], path + [owners[hop]]))
+    return sorted(done)
