@@ -32,6 +32,8 @@ try:
         load_topology,
         topology_from_data,
     )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.lab.nodes_lab import nodes_layout
+    from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.input_limits import load_yaml_text, read_text
 except ImportError as exc:  # networkx, netaddr, ... missing on the controller
     IMPORT_ERROR = exc
     STATE_ROOT = "/run/ethercluster-lab"
@@ -55,6 +57,7 @@ ARGUMENT_SPEC = {
     "bridge": {"type": "str", "default": DEFAULT_BRIDGE},
     "userspace_tso": {"type": "bool", "default": True},
     "host_tx_offload": {"type": "bool", "default": True},
+    "design": {"type": "raw"},
 }
 
 
@@ -63,13 +66,22 @@ class ActionModule(CollectionAction):
 
     MODULE = MODULE
     ARGUMENT_SPEC = ARGUMENT_SPEC
-    ARGUMENT_RULES = {"mutually_exclusive": [("src", "topology")]}
+    ARGUMENT_RULES = {"mutually_exclusive": [("src", "topology", "design")]}
     IMPORT_ERROR = IMPORT_ERROR
     _requires_connection = True  # the module runs on the lab machine
 
     def run_action(self, args, task_vars, result):
         module_args = {"state": args["state"], "state_root": args["state_root"]}
-        topology = self._topology(args)
+        if args["design"] is not None and args["state"] == "present":
+            # a host-routed plan: its switches and nodes (lab/nodes_lab.py, docs/nodes.md)
+            if not args["name"]:
+                return self.failed(result, "design needs name (the lab's name)")
+            layout = nodes_layout(self._design(args["design"]), args["name"], args["state_root"],
+                                  args["host_speed_mbps"])
+            module_args.update(name=layout["lab"], layout=layout)
+            result.update(self._execute_module(module_name=MODULE, module_args=module_args, task_vars=task_vars))
+            return result
+        topology = self._topology(args) if args["design"] is None else None
         if args["state"] == "present":
             if topology is None:
                 return self.failed(result, "state=present needs the fabric: give src "
@@ -90,6 +102,15 @@ class ActionModule(CollectionAction):
         result.update(self._execute_module(module_name=MODULE, module_args=module_args,
                                            task_vars=task_vars))
         return result
+
+    def _design(self, design):
+        """The host-routed plan: data, or a YAML/JSON file's path."""
+        if isinstance(design, dict):
+            return design
+        path = controller_path(self, str(design))
+        if path is None:
+            raise AnsibleError("design: plan file %r not found" % (design,))
+        return load_yaml_text(read_text(path), source=path)
 
     def _topology(self, args):
         if args["topology"] is not None:

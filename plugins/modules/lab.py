@@ -106,6 +106,15 @@ options:
     description: Leave tx offload on for the host NICs; V(false) turns it off with C(ethtool -K eth0 tx off).
     type: bool
     default: true
+  design:
+    description:
+      - Build the fabric of a host-routed plan instead of a topology - the plan (a mapping with the node network
+        contract's C(nodes) and C(switches)) or the path of its YAML/JSON file. Needs O(name).
+      - Every switch is a plain learning L2 switch (a Linux bridge, STP off, in its own namespace C(ec-<name>-<switch>)),
+        every node a namespace C(ec-<name>-<node>) with one veth per NIC of the plan, cabled per the switch's
+        C(attached) list, down and without address (the role C(ethercluster.routing.node_network) configures them);
+        every port and NIC is shaped to O(host_speed_mbps). The inventory has the group C(nodes). docs/nodes.md.
+    type: raw
   layout:
     description: Internal, set by the action plugin; do not set it.
     type: dict
@@ -192,6 +201,7 @@ import traceback
 from ansible.module_utils.basic import AnsibleModule
 
 try:
+    from ansible_collections.ethercluster.routing.plugins.module_utils.lab import nodes_lab
     from ansible_collections.ethercluster.routing.plugins.module_utils.lab.plan import LabError
     from ansible_collections.ethercluster.routing.plugins.module_utils.lab.runner import (
         lab_down,
@@ -220,6 +230,7 @@ def main():
             userspace_tso=dict(type="bool", default=True),
             host_tx_offload=dict(type="bool", default=True),
             layout=dict(type="dict"),
+            design=dict(type="raw"),
         ),
         supports_check_mode=True,
     )
@@ -234,13 +245,20 @@ def main():
                 module.fail_json(msg="ethercluster.routing.lab runs through its action plugin, "
                                      "which computes the layout; it was started as a bare module "
                                      "(call it by its full name from an installed collection)")
-            result = lab_up(layout, check_mode=module.check_mode)
-            if not module.check_mode:
-                result["memory"] = memory(layout)
+            if layout.get("schema") == nodes_lab.NODES_LAB_SCHEMA:
+                result = nodes_lab.nodes_lab_up(layout, check_mode=module.check_mode)
+            else:
+                result = lab_up(layout, check_mode=module.check_mode)
+                if not module.check_mode:
+                    result["memory"] = memory(layout)
         else:
             if not params["name"]:
                 module.fail_json(msg="state=absent needs name")
-            result = lab_down(params["state_root"], params["name"], check_mode=module.check_mode)
+            record = nodes_lab.read_record(params["state_root"], params["name"])
+            if record is not None:
+                result = nodes_lab.nodes_lab_down(record, check_mode=module.check_mode)
+            else:
+                result = lab_down(params["state_root"], params["name"], check_mode=module.check_mode)
     except LabError as exc:
         module.fail_json(msg=str(exc))
     module.exit_json(**result)
