@@ -23,6 +23,7 @@ description:
 version_added: 0.1.0
 """
 
+import ast
 import json
 import re
 
@@ -45,6 +46,20 @@ else:
 
 PLATFORM = "dell_os6"
 NETWORK_OS = "ethercluster.routing.dell_os6"
+
+
+def _answer(exc):
+    """What the switch answered to a failed line (its ``%`` lines when it
+    printed some), on one line."""
+    detail = exc.args[0] if exc.args else exc
+    text = to_text(detail, errors="surrogate_then_replace")
+    if re.match(r"""b(['"]).*\1$""", text, re.S):  # the switch's bytes, as Ansible's error shows them
+        try:
+            text = to_text(ast.literal_eval(text), errors="surrogate_then_replace")
+        except (ValueError, SyntaxError):
+            pass
+    marked = [line.strip() for line in text.splitlines() if line.strip().startswith("%")]
+    return " ".join(" ".join(marked or text.split()).split())[:300]
 
 
 def config_lines(candidate):
@@ -118,24 +133,44 @@ class Cliconf(CliconfBase):
     def send_config(self, candidate, commit, replace, comment):
         """``edit_config`` of this plugin and its subclasses: every line of
         ``candidate`` sent inside the configuration mode, which is left even
-        when a line fails."""
+        when a line fails. A line the switch refuses, or a session that
+        ends, stops the push: the error names the line (its number and
+        text) and says that the lines before it were taken and none after
+        it was sent."""
         operations = self.get_device_operations()
         self.check_edit_config_capability(operations, candidate, commit, replace, comment)
         if not commit:
             raise ValueError("check mode is not supported by edit_config; use get_diff")
+        lines = [line if isinstance(line, dict) else {"command": line} for line in config_lines(candidate)]
+        lines = [line for line in lines
+                 if line["command"] not in self.CONFIG_SKIP and not line["command"].startswith(self.CONFIG_COMMENT)]
         requests, results = [], []
+        failure = None
         self.send_command(self.CONFIG_ENTER)
-        try:
-            for line in config_lines(candidate):
-                if not isinstance(line, dict):
-                    line = {"command": line}
-                if line["command"] in self.CONFIG_SKIP or line["command"].startswith(self.CONFIG_COMMENT):
-                    continue
+        for number, line in enumerate(lines, 1):
+            try:
                 results.append(self.send_command(**line))
-                requests.append(line["command"])
-        finally:
+                self._check_session()
+            except AnsibleConnectionFailure as exc:
+                failure = AnsibleConnectionFailure(
+                    "line %d of %d (%r) failed: %s; the %d line(s) before it were taken, none after it was sent"
+                    % (number, len(lines), line["command"], _answer(exc), number - 1))
+                break
+            requests.append(line["command"])
+        try:
             self.send_command(self.CONFIG_EXIT)
+        except AnsibleConnectionFailure:
+            if failure is None:
+                raise
+        if failure is not None:
+            raise failure
         return {"request": requests, "response": results}
+
+    def _check_session(self):
+        """Raise when the switch ended the session (the line's answer was cut off)."""
+        shell = getattr(self._connection, "_ssh_shell", None)
+        if shell is not None and (getattr(shell, "closed", False) or getattr(shell, "eof_received", False)):
+            raise AnsibleConnectionFailure("the switch ended the session before answering")
 
     def get(self, command=None, prompt=None, answer=None, sendonly=False, newline=True,
             output=None, check_all=False):

@@ -41,6 +41,25 @@ inside the switch's namespace (the SSH session has ``OVS_RUNDIR`` of the
 switch). :class:`Os6Cli` is the pure command interpreter (lines in, text
 out); :func:`main` is the I/O loop the SSH forced command runs.
 
+Two exec commands give a commit-confirm style safety net (docs/reliability.md):
+``reload in MINUTES`` schedules a reload that, when it fires, puts the
+saved (startup) configuration back as the running one and applies it to the
+data plane, and ``reload cancel`` (``show reload``: the schedule) withdraws
+it; the timer is a process of its own, so it fires when every session is
+gone. Whether a real OS6 release has a scheduled reload is for its
+operator to check (the role's commands are a variable).
+
+Faults for the lab's tests (lab only; nothing for real switches reads it):
+``faults.json`` in the switch's directory, read when a session opens, may
+hold ``reject`` (configuration commands answered with ``% Invalid input``
+as if the switch did not know them), ``drop_after`` (the session ends
+without an answer when configuration line N + 1 arrives: the first N lines
+are taken, as when the SSH session is cut mid-push), ``lose_management``
+(after a session changes the configuration, new sessions are refused until
+a scheduled reload fires: a push that cut the switch's management path)
+and ``minute_seconds`` (the length of a ``reload in`` minute, so a test
+need not wait minutes).
+
 Run as ``python -m ansible_collections.ethercluster.routing.plugins.module_utils.lab.os6_cli``
 with the switch's directory in ``ETHERCLUSTER_CLI_DIR`` (else
 ``OVS_RUNDIR``), which holds ``cli.json`` (hostname, ``{port: interface}``
@@ -52,8 +71,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import IO, Any
 
@@ -66,6 +87,10 @@ MODEL = "N1548"
 SETTINGS_FILE = "cli.json"
 RUNNING_FILE = "running-config"
 STARTUP_FILE = "startup-config"
+FAULTS_FILE = "faults.json"
+RELOAD_FILE = "reload.json"
+MGMT_LOST_FILE = "management-lost"
+MODULE = "ansible_collections.ethercluster.routing.plugins.module_utils.lab.os6_cli"
 INVALID = "% Invalid input detected at '^' marker."
 SPEEDS = (10, 100, 1000, 10000)
 DEFAULT_VLAN = 1
@@ -126,6 +151,10 @@ class Os6Cli:
         self.saved = False
         self.startup_config = startup_config or ""
         self._question: str | None = None
+        self.reject: set[str] = set()  # lab fault: configuration commands answered as unknown
+        self.reload_request: int | None = None  # minutes of a ``reload in`` to schedule (Session does)
+        self.reload_cancel = False
+        self.reload_shown = "No reload is scheduled.\n"
         if running_config:
             self.load(running_config)
         self.mode = "exec" if privileged else "user"
@@ -228,6 +257,8 @@ class Os6Cli:
             return ""
         words = _words(text)
         lower = [word.lower() for word in words]
+        if self.mode in ("config", "vlan", "if") and " ".join(lower) in self.reject:
+            return self._invalid()
         handler = {"user": self._user, "exec": self._exec, "config": self._config,
                    "vlan": self._vlan_database, "if": self._interface_mode}[self.mode]
         try:
@@ -277,6 +308,14 @@ class Os6Cli:
         if lower in (["copy", "running-config", "startup-config"], ["write", "memory"]):
             self._question = "save"
             return SAVE_QUESTION
+        if lower[:2] == ["reload", "in"] and len(lower) == 3 and lower[2].isdigit() and 1 <= int(lower[2]) <= 1440:
+            self.reload_request = int(lower[2])
+            return "Reload scheduled in %d minute(s).\n" % self.reload_request
+        if lower == ["reload", "cancel"]:
+            self.reload_cancel = True
+            return ""
+        if lower == ["show", "reload"]:
+            return self.reload_shown
         return self._common(lower)
 
     def _answer(self, text):
@@ -567,17 +606,38 @@ def load_settings(directory: str) -> dict[str, Any]:
     return settings
 
 
+def _read_json(path: str) -> dict[str, Any]:
+    """A JSON object file ({} when there is none or it is not an object)."""
+    try:
+        data = json.loads(_read(path) or "{}")
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 class Session:
-    """One SSH session: :class:`Os6Cli` plus the files and the data plane."""
+    """One SSH session: :class:`Os6Cli` plus the files, the data plane,
+    the scheduled reload and the lab's faults (``faults.json``)."""
 
     def __init__(self, directory: str, shell: Callable[[str, str], str] = _shell) -> None:
         self.directory = directory
         self.settings = load_settings(directory)
         self.switch = self.settings.get("hostname") or os.path.basename(directory)
         self.shell = shell
+        self.faults = _read_json(os.path.join(directory, FAULTS_FILE))
+        self.config_lines = 0
+        self.dropped = False
         self.cli = Os6Cli(self.switch, list(self.settings["interfaces"].values()),
                           running_config=_read(os.path.join(directory, RUNNING_FILE)),
                           startup_config=_read(os.path.join(directory, STARTUP_FILE)))
+        self.cli.reject = {" ".join(str(command).lower().split()) for command in self.faults.get("reject") or ()}
+        scheduled = _read_json(os.path.join(directory, RELOAD_FILE))
+        if scheduled.get("at"):
+            self.cli.reload_shown = "Reload scheduled at %s (Unix time).\n" % scheduled["at"]
+
+    def refused(self) -> bool:
+        """The lab fault ``lose_management`` cut this switch off: the session is refused."""
+        return os.path.exists(os.path.join(self.directory, MGMT_LOST_FILE))
 
     def commit(self) -> str:
         """Store the running configuration and apply it to OVS; returns an
@@ -585,6 +645,8 @@ class Session:
         self.cli.apply_due = False
         text = self.cli.running_config()
         _write(os.path.join(self.directory, RUNNING_FILE), text)
+        if self.faults.get("lose_management"):
+            _write(os.path.join(self.directory, MGMT_LOST_FILE), "lost by a push (lab fault)\n")
         try:
             apply_to_ovs(text, self.settings["interfaces"], self.switch,
                          self.settings.get("bridge") or ovs.DEFAULT_BRIDGE, self.shell)
@@ -592,10 +654,24 @@ class Session:
             return "%% Error: the data plane did not take the configuration: %s\n" % exc
         return ""
 
+    def _drop_due(self) -> bool:
+        """The lab fault ``drop_after``: True when this configuration line is one too many."""
+        if self.cli.mode not in ("config", "vlan", "if") or self.faults.get("drop_after") is None:
+            return False
+        self.config_lines += 1
+        return self.config_lines > int(self.faults["drop_after"])
+
     def feed(self, line: str) -> str:
         """Run one line; return the text to send back (output, then the
         next prompt)."""
+        if self._drop_due():
+            self.dropped = True
+            return ""
         output = self.cli.execute(line)
+        if self.cli.reload_request is not None:
+            output += self.schedule_reload(self.cli.reload_request)
+        if self.cli.reload_cancel:
+            self.cancel_reload()
         if self.cli.apply_due:
             output += self.commit()
         if self.cli.saved:
@@ -605,19 +681,71 @@ class Session:
             return output
         return output + self.cli.prompt()
 
+    def schedule_reload(self, minutes: int) -> str:
+        """``reload in MINUTES``: start the timer process (one per switch)."""
+        self.cli.reload_request = None
+        self.cancel_reload()
+        seconds = minutes * float(self.faults.get("minute_seconds") or 60)
+        process = subprocess.Popen(  # pylint: disable=consider-using-with
+            [sys.executable, "-m", MODULE, "--reload-after", str(seconds)],
+            env=dict(os.environ, ETHERCLUSTER_CLI_DIR=self.directory), start_new_session=True,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        at = int(time.time() + seconds)
+        _write(os.path.join(self.directory, RELOAD_FILE), json.dumps({"pid": process.pid, "at": at}))
+        self.cli.reload_shown = "Reload scheduled at %s (Unix time).\n" % at
+        return ""
+
+    def cancel_reload(self) -> None:
+        """``reload cancel``: stop the timer process, if one is scheduled."""
+        self.cli.reload_cancel = False
+        self.cli.reload_shown = "No reload is scheduled.\n"
+        path = os.path.join(self.directory, RELOAD_FILE)
+        pid = _read_json(path).get("pid")
+        if isinstance(pid, int) and "--reload-after" in _read("/proc/%d/cmdline" % pid):
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        if os.path.exists(path):
+            os.remove(path)
+
     def close(self) -> None:
         """End the session: store and apply what changed."""
         if self.cli.changed or self.cli.apply_due:
             self.commit()
 
 
+def reload_after(directory: str, seconds: float, shell: Callable[[str, str], str] = _shell) -> bool:
+    """The timer of ``reload in``: after ``seconds``, unless cancelled,
+    the switch "reloads": the startup configuration (none: the factory
+    defaults) becomes the running one and reaches the data plane, and a
+    management path a push had cut (lab fault) is back. True when it fired."""
+    time.sleep(seconds)
+    path = os.path.join(directory, RELOAD_FILE)
+    if _read_json(path).get("pid") != os.getpid():
+        return False
+    settings = load_settings(directory)
+    switch = settings.get("hostname") or os.path.basename(directory)
+    startup = _read(os.path.join(directory, STARTUP_FILE))
+    text = Os6Cli(switch, list(settings["interfaces"].values()), running_config=startup).running_config()
+    _write(os.path.join(directory, RUNNING_FILE), text)
+    apply_to_ovs(text, settings["interfaces"], switch, settings.get("bridge") or ovs.DEFAULT_BRIDGE, shell)
+    for name in (MGMT_LOST_FILE, RELOAD_FILE):
+        if os.path.exists(os.path.join(directory, name)):
+            os.remove(os.path.join(directory, name))
+    return True
+
+
 def main(argv: list[str] | None = None, stdin: IO[bytes] | None = None,
          stdout: IO[bytes] | None = None) -> int:
-    """The SSH forced command: serve one CLI session on stdin/stdout."""
-    del argv
+    """The SSH forced command: serve one CLI session on stdin/stdout
+    (``--reload-after SECONDS``: the timer of a scheduled reload)."""
+    argv = sys.argv[1:] if argv is None else argv
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout.buffer
     directory = os.environ.get("ETHERCLUSTER_CLI_DIR") or os.environ.get("OVS_RUNDIR") or ""
+    if argv[:1] == ["--reload-after"] and len(argv) == 2:
+        return 0 if reload_after(directory, float(argv[1])) else 1
 
     def send(text: str) -> None:
         # the SSH session's terminal turns "\n" into "\r\n" (ONLCR)
@@ -629,11 +757,13 @@ def main(argv: list[str] | None = None, stdin: IO[bytes] | None = None,
     except EtherclusterError as exc:
         send("%% %s\n" % exc)
         return 1
+    if session.refused():
+        return 1
     send(session.cli.banner() + session.cli.prompt())
     try:
         for raw in iter(stdin.readline, b""):
             send(session.feed(raw.decode("utf-8", "replace").rstrip("\r\n")))
-            if session.cli.closed:
+            if session.cli.closed or session.dropped:
                 break
     finally:
         session.close()
