@@ -4,7 +4,8 @@
 """A minimal plane-fabric lab for the planes4x4 scenario and the node_planes
 lab tests: N nodes x P planes on this machine (root).
 
-    python3 planes_lab.py up LAB NODES PLANES [RATE_MBIT]   build (idempotent: an existing lab is rebuilt)
+    python3 planes_lab.py up LAB NODES PLANES [RATE_MBIT]   build (an existing lab is rebuilt); prints
+                                                            {"plan": ..., "inventory": ...} (JSON)
     python3 planes_lab.py down LAB                          remove every namespace of LAB
     python3 planes_lab.py plan LAB NODES PLANES             print the lab's plan (JSON)
 
@@ -97,13 +98,20 @@ def up(lab: str, nodes: int, planes: int, rate: int | None) -> dict[str, Any]:
     return layout
 
 
+def inventory(lab: str, layout: dict[str, Any]) -> dict[str, Any]:
+    """An Ansible inventory of the lab's nodes (group planes_nodes, each
+    with its namespace as ethercluster_lab_netns, the plan as planes_plan)."""
+    hosts = {node: {"ethercluster_lab_netns": "%s-%s" % (lab, node)} for node in layout["nodes"]}
+    return {"planes_nodes": {"hosts": hosts, "vars": {"planes_plan": layout}}}
+
+
 def main(argv: list[str]) -> None:
     """The command line (see the module docstring)."""
     if len(argv) >= 2 and argv[0] == "down":
         down(argv[1])
     elif len(argv) in (4, 5) and argv[0] == "up":
         layout = up(argv[1], int(argv[2]), int(argv[3]), int(argv[4]) if len(argv) == 5 else None)
-        print(json.dumps(layout))
+        print(json.dumps({"plan": layout, "inventory": inventory(argv[1], layout)}))
     elif len(argv) == 4 and argv[0] == "plan":
         print(json.dumps(plan(argv[1], int(argv[2]), int(argv[3]))))
     else:
