@@ -10,17 +10,18 @@ node's name, the mode and the node's live state (``ip -j`` output,
 sysctl values, the state file of the last run). Out: the commands that
 make the live state match, each with a readable before/after.
 
-Every mode gives the node a primary address (a /32 on ``lo``) that
-applications use, and one route per peer primary address:
+Every mode gives the node a primary address that applications use (the
+planes plan's: port 0's address; a primary outside the ports' subnets
+becomes a /32 on ``lo``) and reaches each peer's primary address:
 
-* ``single`` (the paper's 1Port, section 5): port 0 only, the route goes
-  through the peer's port 0;
+* ``single`` (the paper's 1Port, section 5): port 0 only, through the
+  peer's port 0 (the connected subnet, or a route for a primary on ``lo``);
 * ``l4_multipath``: every port has its plane's address, the route has one
   nexthop per plane and the kernel picks one per stream by hashing
   addresses and TCP/UDP ports (``fib_multipath_hash_policy=1``): the LACP
   layer3+4 policy (section 3.1) without switch support, one switch per
   plane and no links between them;
-* ``pmcme``: the ``single`` route, plus the eBPF program of
+* ``pmcme``: the ``single`` path on every port's address, plus the eBPF program of
   ``planes_node_bpf`` on port 0 which moves each stream to the port the
   paper's algorithm picks (sections 3.2 and 4).
 
@@ -78,11 +79,14 @@ def node_view(plan: Any, node: str) -> dict[str, Any]:
             raise PlanesNodeError("plan: node %s has %d ports, node %s has %d: a planes design gives every node one port "
                                   "per plane" % (name, len(entry["ports"]), node, len(me["ports"])))
     peers = [dict(entry, name=name) for name, entry in sorted(nodes.items()) if name != node]
-    return {"node": node, "ports": me["ports"], "primary": me["primary"], "peers": peers}
+    return {"node": node, "ports": me["ports"], "primary": me["primary"], "primary_dev": me["primary_dev"], "peers": peers}
 
 
 def _node_entry(plan: dict[str, Any], name: str) -> dict[str, Any]:
-    """One node's ports and primary address, checked."""
+    """One node's ports and primary address, checked. The primary address is
+    ``node_planes.<node>.primary.address`` (the planes plan: port 0's address)
+    or ``nodes.<node>.primary`` (then it lives on ``lo`` unless it is a
+    port's address)."""
     entry = plan["nodes"][name]
     where = "plan: nodes.%s" % name
     if not isinstance(entry, dict) or not isinstance(entry.get("interfaces"), list) or not entry["interfaces"]:
@@ -90,14 +94,17 @@ def _node_entry(plan: dict[str, Any], name: str) -> dict[str, Any]:
     if len(entry["interfaces"]) > MAX_PORTS:
         raise PlanesNodeError("%s.interfaces: %d ports, at most %d" % (where, len(entry["interfaces"]), MAX_PORTS))
     ports = [_port(where, index, item) for index, item in enumerate(entry["interfaces"])]
-    primary = entry.get("primary", (plan.get("primary_addresses") or {}).get(name))
+    primary = ((plan.get("node_planes") or {}).get(name) or {}).get("primary", entry.get("primary"))
+    if isinstance(primary, dict):
+        primary = primary.get("address")
     if primary is None:
-        raise PlanesNodeError("%s.primary: the node's primary address is missing" % where)
+        raise PlanesNodeError("%s: the node's primary address is missing (node_planes.%s.primary)" % (where, name))
     try:
         address = ipaddress.IPv4Interface(str(primary)).ip
     except ValueError:
         raise PlanesNodeError("%s.primary: %r is not an IPv4 address" % (where, primary))
-    return {"ports": ports, "primary": "%s/32" % address}
+    on_port = [port["name"] for port in ports if port["ip"] == str(address)]
+    return {"ports": ports, "primary": "%s/32" % address, "primary_dev": on_port[0] if on_port else "lo"}
 
 
 def _port(where: str, index: int, item: Any) -> dict[str, Any]:
@@ -124,32 +131,62 @@ def _port(where: str, index: int, item: Any) -> dict[str, Any]:
 
 def wanted(view: dict[str, Any], mode: str) -> dict[str, Any]:
     """What ``mode`` needs on the node: addresses per device, routes by
-    destination, sysctls, MACs, whether the eBPF program is loaded."""
+    destination, sysctls, MACs, whether the eBPF program is loaded.
+
+    In l4_multipath a primary address held by a port moves to ``lo`` (as a
+    /32 of scope host), the port keeping no address and reaching its peers
+    through ``onlink`` next hops. Measured on Linux 6.18: a route lookup
+    whose source address is a next hop's preferred source (the address the
+    kernel picks on that next hop's device) always gets that next hop, never
+    the hash (``ip route get PEER from PRIMARY ipproto tcp sport N``), so a
+    primary on port 0 keeps every stream on port 0; a host-scope address on
+    ``lo`` is no device's preferred source and the hash decides again."""
     if mode not in MODES:
         raise PlanesNodeError("mode %r: one of %s" % (mode, ", ".join(MODES)))
-    ports = view["ports"] if mode != "single" else view["ports"][:1]
-    addresses: dict[str, list[str]] = {"lo": [view["primary"]]}
-    for port in ports:
-        addresses.setdefault(port["name"], []).append(port["address"])
-    src = view["primary"].split("/")[0]
-    routes = {}
-    for peer in view["peers"]:
-        used = range(len(peer["ports"])) if mode == "l4_multipath" else range(1)
-        hops = [{"via": peer["ports"][i]["ip"], "dev": view["ports"][i]["name"]} for i in used]
-        routes[peer["primary"]] = {"src": src, "nexthops": hops}
+    moved = mode == "l4_multipath" and view["primary_dev"] != "lo"
+    addresses = planned_addresses(dict(view, ports=view["ports"] if mode != "single" else view["ports"][:1]))
+    if view["primary_dev"] != "lo" and not moved:
+        del addresses["lo"]
+    if moved:
+        keep = [item for item in addresses[view["primary_dev"]] if item.split("/")[0] != view["primary"].split("/")[0]]
+        addresses[view["primary_dev"]] = keep
     sysctls: dict[str, str] = {}
-    if mode != "single":
-        for port in view["ports"]:
-            base = "net.ipv4.conf.%s." % port["name"]
-            sysctls.update({base + "rp_filter": "2", base + "arp_ignore": "1", base + "arp_announce": "2"})
+    for port in view["ports"] if mode != "single" else []:
+        base = "net.ipv4.conf.%s." % port["name"]
+        sysctls[base + "rp_filter"] = "2"
+        if not (moved and port["name"] == view["primary_dev"]):  # there ARP answers for the primary on lo
+            sysctls.update({base + "arp_ignore": "1", base + "arp_announce": "2"})
     if mode == "l4_multipath":
         sysctls[HASH_POLICY] = "1"
     macs = {port["name"]: port["mac"] for port in view["ports"] if port["mac"]}
-    return {"addresses": addresses, "routes": routes, "sysctls": sysctls, "macs": macs, "bpf": mode == "pmcme"}
+    return {"addresses": addresses, "routes": _routes(view, mode, moved), "sysctls": sysctls, "macs": macs,
+            "bpf": mode == "pmcme"}
+
+
+def _routes(view: dict[str, Any], mode: str, moved: bool) -> dict[str, dict[str, Any]]:
+    """One route per peer primary address: every plane in l4_multipath, port 0
+    otherwise (none when the peer's primary is in port 0's connected subnet)."""
+    src = view["primary"].split("/")[0]
+    subnet0 = ipaddress.IPv4Interface(view["ports"][0]["address"]).network
+    routes = {}
+    for peer in view["peers"]:
+        connected = ipaddress.IPv4Address(peer["primary"].split("/")[0]) in subnet0
+        if mode != "l4_multipath" and connected:
+            continue
+        used = range(len(peer["ports"])) if mode == "l4_multipath" else range(1)
+        hops = []
+        for index in used:
+            hop = {"via": peer["ports"][index]["ip"], "dev": view["ports"][index]["name"]}
+            if moved and hop["dev"] == view["primary_dev"]:
+                hop["onlink"] = True
+            hops.append(hop)
+        routes[peer["primary"]] = {"src": src, "nexthops": hops}
+    return routes
 
 
 def planned_addresses(view: dict[str, Any]) -> dict[str, list[str]]:
-    """Every address the plan gives the node (what ``absent`` may remove)."""
+    """Every address the plan gives the node, the primary on ``lo`` included
+    (what ``absent`` and a change of mode may remove)."""
     found: dict[str, list[str]] = {"lo": [view["primary"]]}
     for port in view["ports"]:
         found.setdefault(port["name"], []).append(port["address"])
@@ -177,8 +214,16 @@ def parse_routes(text: str) -> dict[str, dict[str, Any]]:
         dst = dst if "/" in dst else dst + "/32"
         hops = item.get("nexthops") or [item]
         routes[dst] = {"src": item.get("prefsrc"),
-                       "nexthops": [{"via": hop.get("gateway"), "dev": hop.get("dev")} for hop in hops]}
+                       "nexthops": [_hop(hop) for hop in hops]}
     return routes
+
+
+def _hop(item: dict[str, Any]) -> dict[str, Any]:
+    """One next hop of ``ip -j route`` output."""
+    hop: dict[str, Any] = {"via": item.get("gateway"), "dev": item.get("dev")}
+    if "onlink" in (item.get("flags") or []):
+        hop["onlink"] = True
+    return hop
 
 
 def _json_list(text: str, what: str) -> list[dict[str, Any]]:
@@ -194,7 +239,8 @@ def _json_list(text: str, what: str) -> list[dict[str, Any]]:
 
 def route_text(dst: str, route: dict[str, Any]) -> str:
     """A route as one line (``--diff``)."""
-    hops = " ".join("nexthop via %s dev %s" % (hop["via"], hop["dev"]) for hop in route["nexthops"])
+    hops = " ".join("nexthop via %s dev %s%s" % (hop["via"], hop["dev"], " onlink" if hop.get("onlink") else "")
+                    for hop in route["nexthops"])
     return "%s src %s %s" % (dst, route["src"], hops)
 
 
@@ -205,10 +251,8 @@ def route_argv(verb: str, dst: str, route: dict[str, Any]) -> list[str]:
         return argv
     argv += ["src", route["src"]]
     hops = route["nexthops"]
-    if len(hops) == 1:
-        return argv + ["via", hops[0]["via"], "dev", hops[0]["dev"]]
     for hop in hops:
-        argv += ["nexthop", "via", hop["via"], "dev", hop["dev"]]
+        argv += ([] if len(hops) == 1 else ["nexthop"]) + ["via", hop["via"], "dev", hop["dev"]] + (["onlink"] if hop.get("onlink") else [])
     return argv
 
 
@@ -242,7 +286,8 @@ def address_changes(want: dict[str, list[str]], planned: dict[str, list[str]],
         for address in planned[dev]:
             keep = address in want.get(dev, [])
             if keep and address not in live:
-                found.append(change("address", "%s %s" % (dev, address), "", address, ["ip", "address", "add", address, "dev", dev]))
+                scope = ["scope", "host"] if dev == "lo" else []  # see wanted()
+                found.append(change("address", "%s %s" % (dev, address), "", address, ["ip", "address", "add", address, "dev", dev] + scope))
             elif not keep and address in live:
                 found.append(change("address", "%s %s" % (dev, address), address, "", ["ip", "address", "del", address, "dev", dev]))
     return found

@@ -1,10 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: ethercluster.routing contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Many-to-many iperf3 on a planes lab (planes_lab.py) and what it did to
+"""Many-to-many iperf3 on a planes lab (lab_up.yml -e design=PLAN) and what it did to
 the ports and to TCP's reordering counters.
 
-    python3 planes_traffic.py PLAN_JSON LAB SECONDS STREAMS_PER_PEER
+    python3 planes_traffic.py PLAN_JSON NETNS_PREFIX SECONDS STREAMS_PER_PEER
+
+(node N runs in namespace NETNS_PREFIX + N: ``ec-<lab>-`` in the lab.)
 
 Every node runs one iperf3 client towards every other node's primary
 address (STREAMS_PER_PEER parallel streams each, from its own primary
@@ -29,8 +31,13 @@ COUNTERS = ("TcpExtTCPOFOQueue", "TcpExtTCPSACKReorder", "TcpExtTCPTSReorder", "
 BASE_PORT = 5300
 
 
-def _ns(lab: str, node: str) -> list[str]:
-    return ["ip", "netns", "exec", "%s-%s" % (lab, node)]
+def _ns(prefix: str, node: str) -> list[str]:
+    return ["ip", "netns", "exec", prefix + node]
+
+
+def primary(plan: dict[str, Any], node: str) -> str:
+    """The node's primary address (the planes plan's node_planes block)."""
+    return str(plan["node_planes"][node]["primary"]["address"])
 
 
 def _json(argv: list[str]) -> Any:
@@ -70,12 +77,12 @@ def _wait_listening(plan: dict[str, Any], lab: str, names: list[str]) -> None:
 def traffic(plan: dict[str, Any], lab: str, seconds: int, streams: int) -> float:
     """Run the many-to-many test; returns the goodput (bit/s, receivers' sum)."""
     names = sorted(plan["nodes"])
-    primary = {node: plan["nodes"][node]["primary"].split("/")[0] for node in names}
-    servers = [subprocess.Popen(_ns(lab, node) + ["iperf3", "-s", "-1", "-B", primary[node], "-p", str(BASE_PORT + names.index(peer))],
+    primary_of = {node: primary(plan, node) for node in names}
+    servers = [subprocess.Popen(_ns(lab, node) + ["iperf3", "-s", "-1", "-B", primary_of[node], "-p", str(BASE_PORT + names.index(peer))],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                for node in names for peer in names if peer != node]
     _wait_listening(plan, lab, names)
-    clients = [subprocess.Popen(_ns(lab, node) + ["iperf3", "-c", primary[peer], "-B", primary[node], "-p",
+    clients = [subprocess.Popen(_ns(lab, node) + ["iperf3", "-c", primary_of[peer], "-B", primary_of[node], "-p",
                                                   str(BASE_PORT + names.index(node)), "-P", str(streams), "-t", str(seconds), "-J"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                for node in names for peer in names if peer != node]
