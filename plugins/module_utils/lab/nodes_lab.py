@@ -287,23 +287,24 @@ _REPLY_RE = re.compile(r"bytes from [0-9.]+: icmp_seq=\d+ ttl=(\d+)")
 _EXCEEDED_RE = re.compile(r"From ([0-9.]+)(?: icmp_seq=\d+)? Time to live exceeded")
 
 
-def _source_address(entry: dict[str, Any], dst: str) -> str:
-    """The address ``entry``'s node sends from towards ``dst``: that of the
-    NIC its connected subnet or route leaves by."""
+def _source_addresses(entry: dict[str, Any], dst: str) -> list[str]:
+    """The addresses ``entry``'s node may send from towards ``dst``: those of
+    the NICs its connected subnet or route leaves by (several with a
+    multipath route: the kernel picks the source with the next hop)."""
     target = ipaddress.IPv4Address(dst)
-    best: tuple[int, str] | None = None
+    best: tuple[int, list[str]] | None = None
     by_name = {item["name"]: item for item in entry["interfaces"]}
     for item in entry["interfaces"]:
         net = ipaddress.IPv4Interface(item["address"]).network
         if target in net and (best is None or net.prefixlen > best[0]):
-            best = (net.prefixlen, item["name"])
+            best = (net.prefixlen, [item["name"]])
     for route in entry.get("routes", []):
         net = ipaddress.IPv4Network(route["to"])
         if target in net and (best is None or net.prefixlen > best[0]):
-            best = (net.prefixlen, (route.get("nexthops") or [route])[0]["dev"])
+            best = (net.prefixlen, [hop["dev"] for hop in route.get("nexthops") or [route]])
     if best is None:
         raise NodeNetworkError("no route to %s" % dst)
-    return str(ipaddress.IPv4Interface(by_name[best[1]]["address"]).ip)
+    return sorted({str(ipaddress.IPv4Interface(by_name[dev]["address"]).ip) for dev in best[1]})
 
 
 def probes(nodes: dict[str, Any]) -> list[dict[str, Any]]:
@@ -318,13 +319,16 @@ def probes(nodes: dict[str, Any]) -> list[dict[str, Any]]:
             if owner == src:
                 continue
             paths = planned_paths(nodes, src, dst)
-            back = planned_paths(nodes, owner, _source_address(nodes[src], dst))
-            found.append({"src": src, "dst": dst, "owner": owner, "ttl": len(paths[0]) + 1,
+            back = [path for source in _source_addresses(nodes[src], dst)
+                    for path in planned_paths(nodes, owner, source)]
+            # multipath: any of the paths may be taken, so the longest bounds the TTL and the
+            # hops are checked where every path still forwards
+            found.append({"src": src, "dst": dst, "owner": owner, "ttl": max(len(path) for path in paths) + 1,
                           "expect": "reply", "back": sorted({len(path) for path in back}),
                           "forwarders": sorted({node for path in paths for node in path})})
-            for hop in range(1, len(paths[0]) + 1):
+            for hop in range(1, min(len(path) for path in paths) + 1):
                 found.append({"src": src, "dst": dst, "owner": owner, "ttl": hop, "expect": "exceeded",
-                              "at": sorted({path[hop - 1] for path in paths if len(path) >= hop})})
+                              "at": sorted({path[hop - 1] for path in paths})})
     return found
 
 
@@ -374,13 +378,14 @@ def verify(layout: dict[str, Any], nodes: dict[str, Any], iperf_seconds: float =
     failures = [outcome for outcome in outcomes if outcome is not None]
     pings = [probe for probe in checks if probe["expect"] == "reply"]
     forwards = [probe["ttl"] - 1 for probe in pings]
-    result = {"pairs": len({(probe["src"], probe["owner"]) for probe in pings}), "pings": len(pings),
+    result: dict[str, Any] = {"pairs": len({(probe["src"], probe["owner"]) for probe in pings}), "pings": len(pings),
               "hop_checks": len(checks) - len(pings), "max_forwards": max(forwards, default=0),
               "forward_histogram": {str(n): forwards.count(n) for n in sorted(set(forwards))},
               "failures": failures, "probe_seconds": round(time.monotonic() - started, 2)}
+    iperf: dict[str, Any] = {}
     if iperf_seconds > 0:
-        result["iperf3"] = many_to_many(layout, nodes, iperf_seconds)
-    result["passed"] = not failures and not result.get("iperf3", {}).get("errors")
+        iperf = result["iperf3"] = many_to_many(layout, nodes, iperf_seconds)
+    result["passed"] = not failures and not iperf.get("errors")
     return result
 
 

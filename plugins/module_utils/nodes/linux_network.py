@@ -261,11 +261,12 @@ def changes(node: dict[str, Any], links: dict[str, dict[str, Any]], routes: dict
         raise NodeNetworkError("node %s: interface %s is not on the node (it has %s)"
                                % (node["name"], ", ".join(missing), ", ".join(sorted(links)) or "none"))
     if state == "absent":
-        found = _absent_links(node, links) + _absent_routes(routes)
-        found += _sysctl_changes(dict(saved or {}), sysctls)
-    else:
-        found = _link_changes(node, links) + _route_changes(node, routes)
-        found += _sysctl_changes(wanted_sysctls(node), sysctls)
+        # routes go before the addresses: deleting an address makes the kernel flush the routes
+        # through its subnet, and a later `ip route del` of one would fail
+        found = _absent_routes(routes) + _sysctl_changes(dict(saved or {}), sysctls) + _absent_links(node, links)
+        return found
+    found = _link_changes(node, links) + _route_changes(node, routes)
+    found += _sysctl_changes(wanted_sysctls(node), sysctls)
     return sorted(found, key=lambda change: ORDER.index(change["kind"]))
 
 
@@ -380,7 +381,8 @@ def planned_paths(nodes: dict[str, Any], src: str, dst: str, limit: int = 16) ->
     """Every sequence of forwarding nodes the plan's routes take from node
     ``src`` to address ``dst`` (several with multipath routes). Raises
     :class:`NodeNetworkError` when a node on the way has no route, a next
-    hop belongs to no node, or the path loops (more than ``limit`` hops)."""
+    hop belongs to no node or to a node whose forwarding is off, or the
+    path loops (more than ``limit`` hops)."""
     owners = address_owners(nodes)
     target = ipaddress.IPv4Address(dst)
     done: list[list[str]] = []
@@ -403,6 +405,9 @@ def planned_paths(nodes: dict[str, Any], src: str, dst: str, limit: int = 16) ->
                 raise NodeNetworkError("node %s: next hop %s towards %s is no node's address" % (node, hop, dst))
             if owners[hop] == owners.get(dst):  # the gateway is the destination node (another of its NICs)
                 done.append(path)
+            elif not nodes[owners[hop]].get("forwarding", False):
+                raise NodeNetworkError("node %s would forward from %s to %s, but its forwarding is off"
+                                       % (owners[hop], src, dst))
             else:
                 todo.append((owners[hop], path + [owners[hop]]))
     return sorted(done)

@@ -146,7 +146,10 @@ def test_absent_removes_what_present_added_and_restores_sysctls():
         fake.run(change["argv"])
     # a later run keeps the first values
     assert ln.saved_sysctls(node, ln.parse_sysctl(fake.sysctl()), saved) == saved
-    for change in fake.changes(node, "absent", saved):
+    gone = fake.changes(node, "absent", saved)
+    # routes first: deleting an address flushes the routes through its subnet
+    assert [change["kind"] for change in gone] == ["route"] * 2 + ["sysctl"] * 5 + ["address"] * 2
+    for change in gone:
         fake.run(change["argv"])
     assert fake.sysctls == before
     assert not [r for r in fake.routes if r["protocol"] == ln.ROUTE_PROTOCOL]
@@ -233,14 +236,20 @@ def test_multipath_gives_every_path_and_a_loop_is_refused():
         "a": {"interfaces": [{"name": "e0", "address": "10.0.1.1/24"}, {"name": "e1", "address": "10.0.2.1/24"}],
               "routes": [{"to": "10.0.3.0/24", "nexthops": [{"via": "10.0.1.2", "dev": "e0"},
                                                             {"via": "10.0.2.2", "dev": "e1"}]}]},
-        "b": {"interfaces": [{"name": "e0", "address": "10.0.1.2/24"}, {"name": "e1", "address": "10.0.3.2/24"}]},
-        "c": {"interfaces": [{"name": "e0", "address": "10.0.2.2/24"}, {"name": "e1", "address": "10.0.3.3/24"}]},
+        "b": {"interfaces": [{"name": "e0", "address": "10.0.1.2/24"}, {"name": "e1", "address": "10.0.3.2/24"}],
+              "forwarding": True},
+        "c": {"interfaces": [{"name": "e0", "address": "10.0.2.2/24"}, {"name": "e1", "address": "10.0.3.3/24"}],
+              "forwarding": True},
         "d": {"interfaces": [{"name": "e0", "address": "10.0.3.4/24"}]},
     }
     assert ln.planned_paths(nodes, "a", "10.0.3.4") == [["b"], ["c"]]
+    nodes["a"]["forwarding"] = True
     nodes["b"]["routes"] = [{"to": "10.0.9.0/24", "via": "10.0.1.1", "dev": "e0"}]
     nodes["a"]["routes"].append({"to": "10.0.9.0/24", "via": "10.0.1.2", "dev": "e0"})
     with pytest.raises(NodeNetworkError, match="loops"):
         ln.planned_paths(nodes, "a", "10.0.9.9")
     with pytest.raises(NodeNetworkError, match="node d: no route to 10.0.1.1"):
         ln.planned_paths(nodes, "d", "10.0.1.1")
+    nodes["a"]["forwarding"] = nodes["c"]["forwarding"] = False
+    with pytest.raises(NodeNetworkError, match="node c would forward from a to 10.0.3.4, but its forwarding is off"):
+        ln.planned_paths(nodes, "a", "10.0.3.4")

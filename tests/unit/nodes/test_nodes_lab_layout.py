@@ -80,3 +80,31 @@ def test_scenario_plan_files_are_the_generators_output(scenario, plan):
     path = os.path.join(ROOT, "extensions", "molecule", scenario, "files", "plan.yml")
     with open(path, encoding="utf-8") as handle:
         assert yaml.safe_load(handle) == plan
+
+
+@pytest.mark.parametrize("design, forwards", [
+    ({"kind": "stack_ring", "stages": 4, "nodes_per_stage": 3}, 1),
+    ({"kind": "stack_mesh", "groups": [3, 3], "nodes_per_group": 1}, 2),
+], ids=["ring4x3", "mesh3x3"])
+def test_the_stack_planners_plans_build_labs_and_probes(design, forwards):
+    """What plan_stack hands over is what this lab, its verification and the
+    role's checks take: the schema, a layout, every node's entry, probes."""
+    import json
+
+    import jsonschema
+
+    from ansible_collections.ethercluster.routing.plugins.module_utils.nodes import linux_network
+    from ansible_collections.ethercluster.routing.plugins.module_utils.nodes.stack import plan_stack
+    from ansible_collections.ethercluster.routing.plugins.module_utils.nodes.stack_design import validate_design
+
+    plan = plan_stack(validate_design(design))
+    schema = os.path.join(os.path.dirname(linux_network.__file__), "schemas", "node_network.v1.schema.json")
+    with open(schema, encoding="utf-8") as handle:
+        jsonschema.validate({"nodes": plan["nodes"], "switches": plan["switches"]}, json.load(handle))
+    for name, entry in plan["nodes"].items():
+        linux_network.check_node(name, entry)
+    layout = nodes_lab.nodes_layout(plan, "nodestest")
+    assert sum(len(sw["ports"]) for sw in layout["switches"].values()) == \
+        sum(len(entry["interfaces"]) for entry in plan["nodes"].values())
+    replies = [probe for probe in nodes_lab.probes(plan["nodes"]) if probe["expect"] == "reply"]
+    assert max(probe["ttl"] - 1 for probe in replies) == forwards
