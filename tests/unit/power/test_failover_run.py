@@ -1,0 +1,133 @@
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Applying a precomputed failover and going back (power/failover_run.py),
+checked with the 802.1Q simulator on the planned states with the failed
+link really down: before the failover the pairs that used it are cut off;
+once the switches whose entries change have flipped, every pair delivers
+again, and every later state too; the dependencies of all states together
+are acyclic; the restore ends on the base routing. The executor runs the
+steps against in-memory switches (the link transitions' fake), resumes a
+run stopped midway and changes nothing the second time."""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
+from ansible_collections.ethercluster.routing.plugins.module_utils.intent.build import plan
+from ansible_collections.ethercluster.routing.plugins.module_utils.power import failover_run
+from ansible_collections.ethercluster.routing.plugins.module_utils.power.failover import FailoverError, resolve_failure
+from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition_run import TransitionRunError
+from ansible_collections.ethercluster.routing.plugins.module_utils.verify.dot1q import Dot1qFabric
+
+OPTIONS = {"engine": "segment", "assignment": "renamed", "engine_options": None}
+_SPEC = importlib.util.spec_from_file_location(
+    "transition_run_fakes", Path(__file__).resolve().parents[1] / "module_utils" / "test_transition_run.py")
+FAKES = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(FAKES)
+
+
+def torus():
+    return topology_from_data({"generate": {"kind": "torus", "dims": [4, 4], "hosts_per_switch": 1}})
+
+
+def _dead(intent, link_name):
+    """The intent with the link down (the simulator drops what enters it)."""
+    links = [dict(item, state="down") if "%s--%s" % (item["a"], item["b"]) == link_name else item
+             for item in intent["links"]]
+    return dict(intent, links=links)
+
+
+def _cut_pairs(intent):
+    fabric = Dot1qFabric(intent)
+    cut = []
+    for src, dst in itertools.permutations(sorted(intent["hosts"]), 2):
+        trace = fabric.send(src, dst)
+        if not (trace["received"] and trace["delivered"][dst]["copies"] == 1 and not trace["flooded"]):
+            cut.append((src, dst))
+    return cut
+
+
+@pytest.fixture(scope="module")
+def failed():
+    topology = torus()
+    failure = resolve_failure(topology, link="sw5:4")
+    return topology, failure, failover_run.plan_failover(topology, OPTIONS, failure, "A")
+
+
+def test_pairs_deliver_again_once_the_changed_switches_flipped(failed):
+    topology, failure, transition = failed
+    assert transition.banks == ["A", "B"] and transition.proof["order_free"]
+    changed = transition.proof["failure"]["switches"]
+    assert changed and set(changed) <= set(topology.switch_names())
+    assert not any(step["kind"] == "drain" for step in transition.steps)
+    flips = [step for step in transition.steps if step["name"].startswith("flip ")]
+    assert [next(iter(step["switches"])) for step in flips][:len(changed)] == changed   # changed first
+    by_step = {state["step"]: state["intent"] for state in transition.states}
+    assert _cut_pairs(_dead(by_step[0], failure.name))          # the failure cuts pairs off
+    recovered = flips[len(changed) - 1]["index"]
+    for index, intent in by_step.items():
+        if index >= recovered:
+            assert _cut_pairs(_dead(intent, failure.name)) == [], index
+    # nothing is configured on the failed link at the end
+    link = topology.link(failure.name)
+    for end in (link.a, link.b):
+        port = transition.after["switches"][end.switch]["ports"][end.port]
+        assert not port["untagged"] and not port["tagged"], end
+
+
+def test_all_states_together_are_deadlock_free(failed):
+    topology, failure, transition = failed
+    ports = {(ch.src, ch.src_port): ch.id for ch in topology.channels}
+    graph = nx.DiGraph()
+    for state in transition.states:
+        fabric = Dot1qFabric(_dead(state["intent"], failure.name))
+        for src, dst in itertools.permutations(sorted(state["intent"]["hosts"]), 2):
+            trace = fabric.send(src, dst)
+            hops = [ports[(hop["switch"], hop["out_port"])] for hop in trace["path"]
+                    if (hop["switch"], hop["out_port"]) in ports]
+            graph.add_edges_from(zip(hops, hops[1:]))
+    assert nx.is_directed_acyclic_graph(graph)
+
+
+def test_restore_starts_where_the_failover_ends_and_ends_on_the_base(failed):
+    topology, failure, transition = failed
+    back = failover_run.plan_restore(topology, OPTIONS, failure, "B")
+    assert back.before["switches"] == transition.after["switches"]
+    assert back.after["switches"] == plan(topology, bank="A", **OPTIONS).intent["switches"]
+    assert back.banks == ["B", "A"] and not back.proof["drain"]
+
+
+def test_switch_failures_are_refused_by_name():
+    topology = torus()
+    with pytest.raises(FailoverError, match="switch sw5"):
+        failover_run.plan_failover(topology, OPTIONS, resolve_failure(topology, switch="sw5"), "A")
+
+
+def test_execute_runs_resumes_and_is_idempotent():
+    topology = FAKES.RING
+    options = dict(OPTIONS, engine="updown")
+    failure = resolve_failure(topology, link=FAKES.LINK)
+    fake = FAKES.FakeFabric(topology, plan(topology, bank="A", **options).intent)
+
+    def planner(bank):
+        return failover_run.plan_failover(topology, options, failure, bank)
+
+    checked = failover_run.execute(topology, fake, planner, check_mode=True)
+    assert checked["changed"] and fake.writes == [] and "check mode" in checked["reason"]
+    fake.fail_writes_on = {("sw0", 2)}     # the second write of sw0 (its flip) fails
+    with pytest.raises(TransitionRunError):
+        failover_run.execute(topology, fake, planner)
+    fake.fail_writes_on = set()
+    resumed = failover_run.execute(topology, fake, planner)
+    assert resumed["changed"] and resumed["reason"].startswith("resumed after step")
+    again = failover_run.execute(topology, fake, planner)
+    assert not again["changed"] and "done already" in again["reason"]
+    back = failover_run.execute(topology, fake, lambda bank: failover_run.plan_restore(topology, options, failure, bank))
+    assert back["changed"] and back["bank_after"] == "A"
