@@ -51,8 +51,9 @@ MESH_MAX_SIDE = 256
 MESH_MAX_NODES = 63
 RING_BASE = ipaddress.IPv4Network("10.10.0.0/16")
 MESH_BASE = ipaddress.IPv4Network("10.0.0.0/8")
-# a plan lists every node's routes; beyond this it is too large to review or deploy
+# a plan lists every node's routes; beyond these it is too large to review or deploy
 MAX_NODES = 65536
+MAX_ROUTE_ENTRIES = 2_000_000
 
 COMMON = {"kind", "switches_per_stack", "switch_ports", "extra_forwarder", "base_prefix", "link_gbps"}
 FIELDS = {"stack_ring": COMMON | {"stages", "nodes_per_stage"},
@@ -198,6 +199,10 @@ def _size_problems(design: dict) -> list[str]:
     if per * len(cells(design)) > MAX_NODES:
         problems.append("design.%s: %d nodes in all, more than the %d a plan may have"
                         % (field, per * len(cells(design)), MAX_NODES))
+    entries = per * len(cells(design)) * ssb_count(design)
+    if entries > MAX_ROUTE_ENTRIES:
+        problems.append("design.%s: %d nodes x %d SSB subnets = %d route entries, more than the %d a plan may hold"
+                        % (field, per * len(cells(design)), ssb_count(design), entries, MAX_ROUTE_ENTRIES))
     if design["base_prefix"] is not None:
         problems.extend(_prefix_problems(design, per))
     return problems

@@ -246,3 +246,58 @@ def _walk_all(plan: dict, net: _Net, sources: list[str], by_subnet: dict[str, li
             most["pairs"] = max(most["pairs"], max(nearest.values()))
     return {"walks": walks, "delivered": not failures, "loops": loops, "most_forwards": most,
             "shortest": longer == 0, "longer_than_shortest": longer, "transit": transit, "failures": failures}
+
+
+def _hops(net: _Net, source: str, address: int, memo: dict) -> list[tuple[str, str, str]]:
+    """The NIC links a packet from ``source`` to ``address`` crosses, each
+    (node, nic, "out"/"in"), following the tables like :func:`_path`."""
+    owner, owner_nic, _switch = net.owner[address]
+    links, node = [], source
+    for _step in range(len(net.nodes)):
+        key = (node, address)
+        if key not in memo:
+            memo[key] = net.lookup(node, address)
+        nic, _switch, via = memo[key]
+        links.append((node, nic, "out"))
+        if via is None:
+            return links + [(owner, owner_nic, "in")]
+        hop, hop_nic, _hop_switch = net.owner[via]
+        links.append((hop, hop_nic, "in"))
+        if hop == owner:
+            return links
+        node = hop
+    raise ValueError("loop from %s to %s" % (source, ipaddress.IPv4Address(address)))
+
+
+def uniform_loads(plan: dict) -> dict[str, Any]:
+    """Uniform all-to-all traffic over a plan that :func:`prove` passed:
+    one unit per ordered node pair, sent to the destination's nearest
+    address (fewest forwards; ties taken in turn, by the pair's index sum,
+    so neither side of the ring is favoured). Returns the load of
+    every directed NIC link (``"node nic out|in"``), ``max_load``,
+    ``average_links`` (NIC links crossed per pair, two per SSB) and
+    ``average_forwards`` (software forwards per pair)."""
+    net = _Net(plan)
+    memo: dict = {}
+    loads: dict[str, int] = {}
+    names = list(plan["nodes"])
+    addresses = {name: [int(ipaddress.IPv4Interface(nic["address"]).ip) for nic in plan["nodes"][name]["interfaces"]]
+                 for name in names}
+    links_total = forwards_total = pairs = 0
+    for first, source in enumerate(names):
+        for second, target in enumerate(names):
+            if target == source:
+                continue
+            ways = [_hops(net, source, address, memo) for address in addresses[target]]
+            fewest = min(len(way) for way in ways)  # two links per SSB: fewest links, fewest forwards
+            ties = [way for way in ways if len(way) == fewest]
+            best = ties[(first + second // 2) % len(ties)]
+            for node, nic, way in best:
+                name = "%s %s %s" % (node, nic, way)
+                loads[name] = loads.get(name, 0) + 1
+            links_total += len(best)
+            forwards_total += len(best) // 2 - 1
+            pairs += 1
+    return {"link_loads": loads, "max_load": max(loads.values()) if loads else 0,
+            "average_links": links_total / pairs if pairs else 0.0,
+            "average_forwards": forwards_total / pairs if pairs else 0.0, "pairs": pairs}

@@ -197,6 +197,8 @@ def test_the_walk_finds_a_route_that_is_not_the_shortest():
     (ring(base_prefix="10.0.0.1/16"), "design.base_prefix: '10.0.0.1/16' is not an IPv4 network"),
     (ring(link_gbps=0), "design.link_gbps: 0 is not a bandwidth"),
     (ring(extra_forwarder="yes"), "design.extra_forwarder: 'yes' is not true or false"),
+    (ring(stages=256, nodes_per_stage=127, switch_ports=254),
+     "design.nodes_per_stage: 32512 nodes x 256 SSB subnets = 8323072 route entries, more than the 2000000"),
 ])
 def test_bad_designs_are_refused_naming_the_field(design, field):
     assert field in refused(design)
@@ -238,3 +240,27 @@ def test_design_files_are_read_with_the_yaml_limits(tmp_path):
         bad = tmp_path / "list.yml"
         bad.write_text("- 1\n")
         load_design(str(bad))
+
+
+def test_uniform_loads_count_every_pair_once_by_its_nearest_address():
+    from ansible_collections.ethercluster.routing.plugins.module_utils.nodes.stack_walk import uniform_loads
+    # three stages: every pair shares an SSB, so nobody forwards
+    loads = uniform_loads(plan_stack(ring(stages=3, nodes_per_stage=2)))
+    assert loads["pairs"] == 30 and loads["average_forwards"] == 0 and loads["average_links"] == 2
+    assert sum(loads["link_loads"].values()) == 2 * 30
+    # four stages of one node: the 4 pairs two stages apart take one forward each,
+    # split between the two ways round; each node's NICs take its 3 arrivals plus the transit
+    loads = uniform_loads(plan_stack(ring(stages=4, nodes_per_stage=1)))
+    assert loads["pairs"] == 12 and loads["average_forwards"] == 4 / 12
+    assert sum(loads["link_loads"].values()) == 8 * 2 + 4 * 4
+    assert loads["max_load"] == 3
+    assert sorted(way for way in loads["link_loads"] if way.startswith("s0n0")) == [
+        "s0n0 east in", "s0n0 east out", "s0n0 west in", "s0n0 west out"]
+
+
+def test_above_the_walk_budget_the_first_and_last_node_of_each_stage_are_walked(monkeypatch):
+    from ansible_collections.ethercluster.routing.plugins.module_utils.nodes import stack_walk
+    monkeypatch.setattr(stack_walk, "WALK_BUDGET", 100)
+    checks = plan_stack(ring(stages=4, nodes_per_stage=3))["checks"]
+    assert not checks["complete"] and checks["sources"] == 8 and checks["passed"]
+    assert checks["walks"] == 8 * (2 * 12 - 2)
