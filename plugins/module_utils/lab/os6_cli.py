@@ -58,7 +58,9 @@ are taken, as when the SSH session is cut mid-push), ``lose_management``
 (after a session changes the configuration, new sessions are refused until
 a scheduled reload fires: a push that cut the switch's management path)
 and ``minute_seconds`` (the length of a ``reload in`` minute, so a test
-need not wait minutes).
+need not wait minutes); and, not a fault, ``enable_password`` (``enable``
+asks for it, with the terminal's echo off, as OS6 does with an enable
+password set).
 
 Run as ``python -m ansible_collections.ethercluster.routing.plugins.module_utils.lab.os6_cli``
 with the switch's directory in ``ETHERCLUSTER_CLI_DIR`` (else
@@ -74,6 +76,7 @@ import re
 import signal
 import subprocess
 import sys
+import termios
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import IO, Any
@@ -152,6 +155,7 @@ class Os6Cli:
         self.startup_config = startup_config or ""
         self._question: str | None = None
         self.reject: set[str] = set()  # lab fault: configuration commands answered as unknown
+        self.enable_password: str | None = None  # lab setting: enable asks for this password
         self.reload_request: int | None = None  # minutes of a ``reload in`` to schedule (Session does)
         self.reload_cancel = False
         self.reload_shown = "No reload is scheduled.\n"
@@ -286,6 +290,9 @@ class Os6Cli:
 
     def _user(self, words, lower):
         if lower == ["enable"]:
+            if self.enable_password:
+                self._question = "enable"
+                return "Password:"
             self.mode = "exec"
             return ""
         return self._common(lower)
@@ -319,7 +326,12 @@ class Os6Cli:
         return self._common(lower)
 
     def _answer(self, text):
-        self._question = None
+        question, self._question = self._question, None
+        if question == "enable":
+            if text != self.enable_password:
+                return "\n% Bad secret\n"
+            self.mode = "exec"
+            return "\n"
         if text.lower() in ("y", "yes"):
             self.startup_config = self.running_config()
             self.saved = True
@@ -438,6 +450,8 @@ class Os6Cli:
                 for port in self.ports.values():
                     port["untagged"].discard(vlan)
                     port["tagged"].discard(vlan)
+                    if port["pvid"] == vlan:  # as OS6 does: the port falls back to the default VLAN
+                        port["pvid"] = DEFAULT_VLAN
                 self.statics = {entry for entry in self.statics if entry[0] != vlan}
                 self.changed = True
             return ""
@@ -619,17 +633,18 @@ class Session:
     """One SSH session: :class:`Os6Cli` plus the files, the data plane,
     the scheduled reload and the lab's faults (``faults.json``)."""
 
-    def __init__(self, directory: str, shell: Callable[[str, str], str] = _shell) -> None:
+    def __init__(self, directory: str, shell: Callable[[str, str], str] | None = None) -> None:
         self.directory = directory
         self.settings = load_settings(directory)
         self.switch = self.settings.get("hostname") or os.path.basename(directory)
-        self.shell = shell
+        self.shell = shell or _shell
         self.faults = _read_json(os.path.join(directory, FAULTS_FILE))
         self.config_lines = 0
         self.dropped = False
         self.cli = Os6Cli(self.switch, list(self.settings["interfaces"].values()),
                           running_config=_read(os.path.join(directory, RUNNING_FILE)),
                           startup_config=_read(os.path.join(directory, STARTUP_FILE)))
+        self.cli.enable_password = self.faults.get("enable_password") or None
         self.cli.reject = {" ".join(str(command).lower().split()) for command in self.faults.get("reject") or ()}
         scheduled = _read_json(os.path.join(directory, RELOAD_FILE))
         if scheduled.get("at"):
@@ -736,6 +751,22 @@ def reload_after(directory: str, seconds: float, shell: Callable[[str, str], str
     return True
 
 
+def _echo(stream: IO[bytes], on: bool) -> None:
+    """Turn the session terminal's echo on or off (off while a password is
+    asked); nothing when the stream is not a terminal."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    if not os.isatty(fd):
+        return
+    attributes = termios.tcgetattr(fd)
+    wanted = attributes[3] | termios.ECHO if on else attributes[3] & ~termios.ECHO
+    if wanted != attributes[3]:
+        attributes[3] = wanted
+        termios.tcsetattr(fd, termios.TCSANOW, attributes)
+
+
 def main(argv: list[str] | None = None, stdin: IO[bytes] | None = None,
          stdout: IO[bytes] | None = None) -> int:
     """The SSH forced command: serve one CLI session on stdin/stdout
@@ -763,6 +794,7 @@ def main(argv: list[str] | None = None, stdin: IO[bytes] | None = None,
     try:
         for raw in iter(stdin.readline, b""):
             send(session.feed(raw.decode("utf-8", "replace").rstrip("\r\n")))
+            _echo(stdin, session.cli.prompt() != "" or not session.cli.enable_password)
             if session.cli.closed or session.dropped:
                 break
     finally:
