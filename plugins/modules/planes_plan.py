@@ -43,7 +43,7 @@ options:
     type: path
   design_data:
     description:
-      - The design as data - for example C({kind: planes, nodes: 4, ports: 4}).
+      - "The design as data - for example C({kind: planes, nodes: 4, ports: 4})."
     type: dict
 requirements:
   - PyYAML on the controller (the collection's requirements.txt)
