@@ -88,7 +88,7 @@ def source_sha(source: str) -> str:
 
 def read_bpf(run: Runner, view: dict[str, Any], saved: dict[str, Any], source: str | None, obj: str) -> dict[str, Any]:
     """The live eBPF state (keys: see planes_node_bpf.absent_changes)."""
-    pins = pb.pin_dir(view["node"])
+    pins = pb.pin_dir(view["instance"])
     mounted = os.path.isdir(pb.BPF_MOUNT) and any(
         line.split()[1:3] == [pb.BPF_MOUNT, "bpf"] for line in open("/proc/self/mounts"))
     live: dict[str, Any] = {"mounted": mounted, "pinned": os.path.isdir(pins), "prog_ids": {}, "attached": {},
@@ -108,6 +108,12 @@ def read_bpf(run: Runner, view: dict[str, Any], saved: dict[str, Any], source: s
     return live
 
 
+def instance(args: dict[str, Any]) -> str:
+    """The name of the node's pins, object and state file: the node's, or in
+    a lab its namespace's (unique on the lab machine)."""
+    return str(args.get("netns") or args["node"])
+
+
 def load_saved(path: str) -> dict[str, Any]:
     """The state file (empty when there is none)."""
     try:
@@ -124,10 +130,12 @@ def plan_changes(run: Runner, args: dict[str, Any]) -> tuple[list[dict[str, Any]
     """The changes for ``args`` (the module's parameters) and the state file's
     content afterwards."""
     view = pn.node_view(args["plan"], args["node"])
+    view["instance"] = instance(args)
     present = args["state"] == "present"
-    want = pn.wanted(view, args["mode"]) if present else {"addresses": {}, "routes": {}, "sysctls": {}, "macs": {}, "bpf": False}
-    state_path = os.path.join(args["workdir"], "%s.json" % args["node"])
-    obj = os.path.join(args["workdir"], "%s.pmcme.o" % args["node"])
+    want: dict[str, Any] = pn.wanted(view, args["mode"]) if present else {
+        "addresses": {}, "routes": {}, "sysctls": {}, "macs": {}, "bpf": False}
+    state_path = os.path.join(args["workdir"], "%s.json" % view["instance"])
+    obj = os.path.join(args["workdir"], "%s.pmcme.o" % view["instance"])
     saved = load_saved(state_path)
     links = pn.parse_links(_out(run, ["ip", "-j", "address", "show"]))
     routes = pn.parse_routes(_out(run, ["ip", "-j", "route", "show", "proto", pn.ROUTE_PROTOCOL]))
@@ -158,7 +166,7 @@ def _bpf_changes(run: Runner, args: dict[str, Any], view: dict[str, Any], want: 
         created += [item["what"].split()[0] for item in found if item["argv"][:3] == ["tc", "qdisc", "add"]]
         after.update({"clsact": sorted(set(created)), "built_sha": live["source_sha"]})
         return found
-    if not created and not os.path.isdir(pb.pin_dir(view["node"])):
+    if not created and not os.path.isdir(pb.pin_dir(view["instance"])):
         return []
     live = read_bpf(run, view, saved, None, obj)
     found = pb.absent_changes(view, live, created)
@@ -171,7 +179,7 @@ def apply(run: Runner, args: dict[str, Any], check_mode: bool) -> dict[str, Any]
     """Compute, and unless ``check_mode`` run, the changes; returns the
     module's result (changed, changes, commands, diff)."""
     found, after = plan_changes(run, args)
-    state_path = os.path.join(args["workdir"], "%s.json" % args["node"])
+    state_path = os.path.join(args["workdir"], "%s.json" % instance(args))
     if not check_mode:
         os.makedirs(args["workdir"], mode=0o700, exist_ok=True)
         for item in found:
@@ -183,4 +191,4 @@ def apply(run: Runner, args: dict[str, Any], check_mode: bool) -> dict[str, Any]
             os.unlink(state_path)
     return {"changed": bool(found), "commands": [" ".join(item["argv"]) for item in found],
             "changes": [{key: item[key] for key in ("kind", "what", "before", "after")} for item in found],
-            "diff": pn.diff(args["node"], found), "pin_dir": pb.pin_dir(args["node"]) if args["mode"] == "pmcme" else None}
+            "diff": pn.diff(args["node"], found), "pin_dir": pb.pin_dir(instance(args)) if args["mode"] == "pmcme" else None}
