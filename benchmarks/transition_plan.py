@@ -5,7 +5,8 @@
 """Planning time and step count of transitions (plugins/module_utils/power/transition.py):
 link off, link on and a speed change on the 4x4 and 8x8 torus, printed as a
 Markdown table, and how many links of each fabric can go off losslessly
-(their kept-turn-order routing exists, docs/transitions.md). Usage:
+(their kept-turn-order routing exists, docs/transitions.md), with, for each
+of the others, the obstruction proof (power/transition_obstruction.py). Usage:
 benchmarks/transition_plan.py [--engine segment] [--assignment renamed]
 [--sizes 4 8] [--budget N] [--link N (default: the middle link)]"""
 
@@ -32,6 +33,10 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.power.transit
     kept_order_router,
     plan_transition,
 )
+from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition_obstruction import (
+    direct_obstruction,
+)
+from ansible_collections.ethercluster.routing.plugins.module_utils.routing import compute_routing
 
 
 def main():
@@ -51,15 +56,21 @@ def main():
         topology = topology_from_data({"generate": {"kind": "torus", "dims": [size, size]}})
         link = len(topology.links) // 2 if args.link is None else args.link
         route = kept_order_router(topology, args.engine)
+        base = compute_routing(topology, args.engine)
         routable = 0
+        proofs = []
         for index in range(len(topology.links)):
             try:
                 route([index])
                 routable += 1
             except EtherclusterError:
-                pass
+                obstruction = direct_obstruction(topology, base, [index])
+                proofs.append("  * %s: %s" % (topology.links[index].name,
+                                               obstruction["reason"] if obstruction
+                                               else "no obstruction found (another turn order may work)"))
         lossless.append("%dx%d torus, %s: %d of %d links can go off losslessly (kept turn order)"
                         % (size, size, args.engine, routable, len(topology.links)))
+        lossless.extend(proofs)
         calls = [("off", {}), ("on", {"current_down": [link]}), ("speed", {"speed_mbps": 100})]
         for action, extra in calls:
             started = time.perf_counter()
@@ -84,7 +95,7 @@ def main():
             sys.stdout.flush()
     print()
     for line in lossless:
-        print("* " + line)
+        print(line if line.startswith("  ") else "* " + line)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from ..routing import compute_routing
 from ..routing.base import RoutingFunction, select_paths, turns
 from ..fabric.topology import Link, Topology
 from .link_timings import link_operation_s
+from .transition_obstruction import direct_obstruction
 from .model import PowerError, switch_profiles
 from .transition_phases import (
     Intent,
@@ -132,6 +133,8 @@ class _Router:
         # id(topology) -> (topology, base plan, positions)
         self.bases: dict[int, tuple[Topology, Plan, dict[int, int]]] = {}
         self.notes: list[str] = []
+        # why a routing could not keep the turn order (transition_obstruction)
+        self.obstructions: list[dict[str, Any]] = []
 
     def resolve(self, topology: Topology) -> None:
         """``assignment: auto`` made concrete -- what auto picks for the
@@ -173,8 +176,13 @@ class _Router:
                                    options=engine_options)
             return _plan_from_routing(topology, routing, bank, self.options)
         except EtherclusterError as exc:
-            self.notes.append("%s: the base routing's turn order leaves no routing (%s); planned "
-                              "afresh with %s" % (what, exc, base.routing.engine))
+            reason = str(exc)
+            obstruction = direct_obstruction(topology, base.routing, down)
+            if obstruction is not None:
+                self.obstructions.append(dict(obstruction, routing=what))
+                reason = obstruction["reason"]
+            self.notes.append("%s: no routing without the link keeps the base routing's turn order "
+                              "(%s); planned afresh with %s" % (what, reason, base.routing.engine))
             return _plan(topology, down, bank, self.options, what, self.link_name)
 
 
@@ -704,6 +712,7 @@ def _transition(run: _Planning, router: _Router, action: str, before: Plan, afte
         "completed_entries": proof.completed,
         "representative_hosts": len(proof.dests),
         "notes": router.notes + proof.notes,
+        "obstructions": router.obstructions,
         "kept_turn_order": bool(keep_turn_order),
         "drain": any(step["kind"] == "drain" for step in builder.steps),
         "order_free": proof.order_free,

@@ -55,7 +55,11 @@ LEVEL_CACHE_CELLS = 1 << 19
 
 class RoutingError(EtherclusterError):
     """A routing cannot be computed, or a computed one is wrong. The message
-    names the engine and the switch, link, option or pair at fault."""
+    names the engine and the switch, link, option or pair at fault;
+    ``pair`` is ``(source, destination)`` switch names when a pair has no
+    legal path, else None."""
+
+    pair: tuple[str, str] | None = None
 
 
 def down_set(topology: Topology, down: Any = ()) -> frozenset[int]:
@@ -651,10 +655,13 @@ def _shortest_candidates(dests: np.ndarray, dist: np.ndarray, turns: _TurnSets,
     if stranded.any():
         b, source = np.argwhere(stranded)[0]
         more = int(stranded.sum()) - 1
-        raise RoutingError(
+        error = RoutingError(
             "%s: no legal path from %s to %s under the engine's turn restrictions and "
             "down links%s" % (engine, turns.names[source], turns.names[dests[b]],
                               " (and %d more pairs)" % more if more else ""))
+        # the pair, for callers that search around it (the transitions' hop chains)
+        error.pair = (turns.names[source], turns.names[dests[b]])
+        raise error
 
     active = turns.state_switch[rows] != dests[member]
     candidate = np.flatnonzero(active & (dcol == row_best[flat_row]) & np.isfinite(dcol))
