@@ -44,10 +44,14 @@ Ssb = tuple[int, int, int]  # (axis, a, b); the ring's SSB j is (0, j, 0)
 def node_name(design: dict, cell: Cell, rank: int) -> str:
     """The name of the node of ``rank`` in stage/group ``cell``; the rank
     ``members(design) - 1`` of a design with an extra forwarder is ``...f``."""
-    prefix = "s%d" % cell[0] if design["kind"] == "stack_ring" else "g%d-%d" % cell
+    prefix = _prefix(design, cell)
     if design["extra_forwarder"] and rank == members(design) - 1:
         return prefix + "f"
     return "%sn%d" % (prefix, rank)
+
+
+def _prefix(design: dict, cell: Cell) -> str:
+    return "s%d" % cell[0] if design["kind"] == "stack_ring" else "g%d-%d" % cell
 
 
 def ssb_name(design: dict, ssb: Ssb) -> str:
@@ -103,7 +107,7 @@ def gateway(design: dict, cell: Cell, rank: int, nic: str) -> tuple[int, ipaddre
     neighbouring stage/group (section 3.3's balancing: the x-th node uses
     the x-th nodes of the next and previous stages), or its extra
     forwarder (Table 3's "SR with extra node"). Returns (rank, address)."""
-    ssb, side, neighbour = {name: (s, d, n) for name, s, d, n in nics(design, cell)}[nic]
+    ssb, side = {name: (s, d) for name, s, d, _n in nics(design, cell)}[nic]
     via = members(design) - 1 if design["extra_forwarder"] else rank
     return via, side_address(subnet_of(design, ssb), 1 - side, via)
 
@@ -148,7 +152,7 @@ def forwarding_table(design: dict, cell: Cell, all_ssbs: list[Ssb]) -> list[dict
             neighbour = {name: n for name, _s, _d, n in nics(design, cell)}[nic]
             text = str(address.ip) if design["extra_forwarder"] else "%s + x" % address.ip
             row.update(interface=nic, gateway=text, gateway_node=node_name(design, neighbour, via)
-                       if design["extra_forwarder"] else node_name(design, neighbour, 0).replace("n0", "n<x>"))
+                       if design["extra_forwarder"] else _prefix(design, neighbour) + "n<x>")
         rows.append(row)
     return rows
 

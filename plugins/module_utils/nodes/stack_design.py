@@ -186,8 +186,8 @@ def _size_problems(design: dict) -> list[str]:
     extra = " (+1 extra forwarder)" if design["extra_forwarder"] else ""
     if design["kind"] == "stack_ring" and design["base_prefix"] is None and per > RING_MAX_NODES:
         problems.append("design.%s: %d nodes%s per stage, more than the %d the paper's address plan "
-                        "10.10.i.x holds (set design.base_prefix for more)" % (field, per - (1 if extra else 0),
-                                                                                extra, RING_MAX_NODES))
+                        "10.10.i.x holds (set design.base_prefix for more)"
+                        % (field, per - (1 if extra else 0), extra, RING_MAX_NODES))
     if design["kind"] == "stack_mesh" and design["base_prefix"] is None and per > MESH_MAX_NODES:
         problems.append("design.%s: %d nodes%s per group, more than the %d the address plan 10.j.i.x "
                         "holds with two SSBs per group (set design.base_prefix for more)"

@@ -67,8 +67,8 @@ def _check_lines(plan: dict) -> list[str]:
             ["loops", checks["loops"]],
             ["most software forwards, node pairs (nearest address)", "%d (fewest possible: %d)"
              % (most["pairs"], expected["pairs"])],
-            ["most software forwards, any address", "%d (fewest possible: %d)" % (most["addresses"],
-                                                                                   expected["addresses"])],
+            ["most software forwards, any address",
+             "%d (fewest possible: %d)" % (most["addresses"], expected["addresses"])],
             ["every walk as short as the fabric allows", checks["shortest"]],
             ["forwarding nodes in use / transit walks per node (min-max)", "%d / %s" % (
                 len(transit), "%d-%d" % (min(transit), max(transit)) if transit else "none")]]

@@ -243,7 +243,7 @@ def _walk_all(plan: dict, net: _Net, sources: list[str], by_subnet: dict[str, li
                 most["addresses"] = max(most["addresses"], forwards)
                 nearest[owner] = min(nearest.get(owner, forwards), forwards)
         if nearest:
-            most["pairs"] = max(most["pairs"], max(nearest.values()))
+            most["pairs"] = max(most["pairs"], *nearest.values())
     return {"walks": walks, "delivered": not failures, "loops": loops, "most_forwards": most,
             "shortest": longer == 0, "longer_than_shortest": longer, "transit": transit, "failures": failures}
 
