@@ -35,6 +35,7 @@ run the remaining steps, read back.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable
 from typing import Any
@@ -42,9 +43,9 @@ from typing import Any
 from ..errors import EtherclusterError
 from ..fabric.topology import Topology
 from .fabric_state import switch_state
-from .failover import Backup, Failure, FailoverError, backup_from_changes, precompute_failover
+from .failover import FORMAT, Failure, FailoverError, backup_from_changes, precompute_failover
 from .redeploy import _Redeploy
-from .transition_phases import PlanLike, Transition
+from .transition_phases import PlanLike, Transition, _keep_ports_up, _PlanView
 from .transition_planner import (
     SEARCH_BUDGET_PER_SWITCH,
     _other,
@@ -62,12 +63,15 @@ Data = dict[str, Any]
 class _Failover(_Redeploy):
     """A phase whose flip order puts the switches that change first."""
 
-    def __init__(self, *args: Any, first: list[str], failed: str, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, first: list[str], failed: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.first = first
         # the phases' windows simulate the failed link as alive (module doc)
-        self.link_name = failed
-        self.ends = {"a": "", "b": "", "name": failed}
+        self.link_name = failed.name
+        self.ends = {"a": str(failed.a), "b": str(failed.b), "name": failed.name}
+        # its ports stay as configured (admin up): a dead cable is not shut, so the
+        # link returns as soon as its carrier does
+        self.keep_up = {failed.a.switch: {failed.a.port}, failed.b.switch: {failed.b.port}}
 
     def _phase(self, topology: Topology, old: PlanLike, new: PlanLike, label: str,
                allowed: Any = None) -> Any:
@@ -86,9 +90,7 @@ def _base_and_backup(topology: Topology, options: Data, failure: Failure, bank: 
         raise FailoverError("switch failures are detected and their backups precomputed, but pushing "
                             "one is not implemented yet (the backup's intent has no entries for a "
                             "missing switch): switch %s" % failure.switch)
-    work = _working_topology(topology)
-    router = _Router(options, True, failure.name, topology.down_links())
-    base = router.plan(work, set(topology.down_links()), bank, "the base routing")
+    base = base_plan(topology, options, bank)
     entry = stored
     if entry is None:
         entry = precompute_failover(base.routing, [failure])["failures"][0]
@@ -97,26 +99,36 @@ def _base_and_backup(topology: Topology, options: Data, failure: Failure, bank: 
     return base, backup_from_changes(base.routing, entry), entry
 
 
+def _kept_up(made: Any, up: dict[str, set[str]]) -> PlanLike:
+    """The backup plan with the failed link's ports admin up (not shut: module doc)."""
+    return _PlanView(made, _keep_ports_up({name: made.intent["switches"][name] for name in up}, up))
+
+
 def _plan(topology: Topology, options: Data, failure: Failure, bank: str, stored: Data | None,
-          restore: bool, wait_s: float) -> Transition:
+          restore: bool, wait_s: float, carrier_timeout_s: float = 30.0) -> Transition:
     """Base -> backup (``restore`` False) or backup -> base, through the other bank."""
     started = time.perf_counter()
     work = _working_topology(topology)
+    link = topology.links[min(failure.links)]
+    up = {link.a.switch: {link.a.port}, link.b.switch: {link.b.port}}
     if restore:
         base_now, backup, entry = _base_and_backup(topology, options, failure, _other(bank), stored)
-        before = _plan_from_routing(work, backup, bank, options)
-        after: Any = _Router(options, True, failure.name, topology.down_links()).plan(
-            work, set(topology.down_links()), _other(bank), "the base routing")
+        before: Any = _kept_up(_plan_from_routing(work, backup, bank, options), up)
+        after: Any = base_now
     else:
         before, backup, entry = _base_and_backup(topology, options, failure, bank, stored)
-        after = _plan_from_routing(work, backup, _other(bank), options)
+        after = _kept_up(_plan_from_routing(work, backup, _other(bank), options), up)
     label = "%s %s" % ("restore after" if restore else "failover for", failure.name)
     proof = _Proof(work, "restore" if restore else "failover", failure.name)
     _check_state(proof, before.intent, "the fabric before the %s" % ("restore" if restore else "failover"))
     router = _Router(options, True, failure.name, topology.down_links())
     router.resolve(work)
     run = _Failover(proof, before.intent, bank, router, SEARCH_BUDGET_PER_SWITCH * len(topology.switches),
-                    wait_s, False, False, first=list(entry["switches"]), failed=failure.name)
+                    wait_s, False, False, first=list(entry["switches"]), failed=link)
+    if restore:
+        run.wait_carrier("wait for carrier on %s" % failure.name,
+                         "the base routing may use the link again only once both ends see carrier",
+                         carrier_timeout_s, 0.0, None)
     try:
         done = run.route_phase(work, before, after, label)
     except TransitionError as exc:
@@ -139,19 +151,51 @@ def plan_failover(topology: Topology, options: Data, failure: Failure, current_b
 
 
 def plan_restore(topology: Topology, options: Data, failure: Failure, current_bank: str = "B",
-                 stored: Data | None = None, wait_s: float = 1.0) -> Transition:
+                 stored: Data | None = None, wait_s: float = 1.0, carrier_timeout_s: float = 30.0) -> Transition:
     """The move from the backup of ``failure`` (bank ``current_bank``) back to
-    the base routing in the other bank, once the link is back."""
-    return _plan(topology, options, failure, current_bank, stored, True, wait_s)
+    the base routing in the other bank, once the link is back: the carrier
+    of both ends is awaited first (``carrier_timeout_s``)."""
+    return _plan(topology, options, failure, current_bank, stored, True, wait_s, carrier_timeout_s)
+
+
+class _FailedPortsUp:
+    """A driver that reads the failed link's ports as admin up: a cut cable
+    (in the lab, a veth set down in the switch's namespace) shows as a port
+    down, which no step should write back; the plan keeps those ports as
+    configured."""
+
+    def __init__(self, driver: Any, ports: list[tuple[str, str]]) -> None:
+        self.driver = driver
+        self.ports = ports
+
+    def read(self, switch: str) -> Data:
+        """The switch's state, the failed link's ports read as admin up."""
+        state = self.driver.read(switch)
+        for name, port in self.ports:
+            if name == switch and port in state.get("ports", {}):
+                state["ports"][port]["admin"] = "up"
+        return state
+
+    def write(self, switch: str, changes: Any, desired: Any, current: Data) -> None:
+        """As the driver."""
+        self.driver.write(switch, changes, desired, current)
+
+    def carrier(self, switch: str, port: str) -> str:
+        """As the driver."""
+        return str(self.driver.carrier(switch, port))
 
 
 def execute(topology: Topology, driver: Any, planner: Callable[[str], Transition],
             check_mode: bool = False, log: Callable[[Data], Any] | None = None,
-            max_parallel: int | None = None) -> Data:
+            max_parallel: int | None = None, failure: Failure | None = None) -> Data:
     """Read the switches, plan with ``planner(current_bank)`` for the bank
     they hold, resume or run the steps, read back. ``bank`` is the bank of
-    the switches' PVIDs (a half-done run holds both: then both are tried)."""
+    the switches' PVIDs (a half-done run holds both: then both are tried).
+    ``failure``: its links' ports are read as admin up (:class:`_FailedPortsUp`)."""
     started = time.time()
+    if failure is not None:
+        ends = [topology.links[index] for index in sorted(failure.links)]
+        driver = _FailedPortsUp(driver, [(end.switch, end.port) for link in ends for end in (link.a, link.b)])
     names = topology.switch_names()
     states = read_states(driver, names)
     banks = sorted({bank for name in names for bank in switch_state(name, states[name])["pvid_banks"]
@@ -194,4 +238,69 @@ def _result(transition: Transition, steps: list[Data], started: float, reason: s
             "end": round(time.time(), 3), "seconds": round(time.time() - started, 3)}
 
 
-__all__ = ["Backup", "execute", "plan_failover", "plan_restore"]
+
+
+# ------------------------------------------------------------ stored form
+FAILOVER_FILE = "failover.json"
+FAILOVER_REPORT = "failover.md"
+
+
+def _digest(routing: Any) -> str:
+    """A fingerprint of a routing's table: a stored failover fits only the base it was made for."""
+    return hashlib.sha256(routing.next_hop.tobytes() + repr(routing.next_hop.shape).encode()).hexdigest()[:16]
+
+
+def base_plan(topology: Topology, options: Data, bank: str = "A") -> Any:
+    """The base routing's plan (every link of the file up but its down ones)."""
+    router = _Router(options, True, "(failover)", topology.down_links())
+    return router.plan(_working_topology(topology), set(topology.down_links()), bank, "the base routing")
+
+
+def failover_document(topology: Topology, options: Data) -> Data:
+    """Backups of every single failure of the deployed routing, stored form
+    (:func:`.failover.precompute_failover`) plus the base's fingerprint and settings."""
+    base = base_plan(topology, options)
+    stored = precompute_failover(base.routing)
+    stored["base_digest"] = _digest(base.routing)
+    stored["settings"] = {key: options.get(key) for key in ("engine", "assignment", "engine_options")}
+    stored["topology"] = topology.name
+    return stored
+
+
+def stored_entry(topology: Topology, options: Data, document: Data | None, failure: Failure) -> Data | None:
+    """The stored backup of ``failure`` when ``document`` was made for this
+    base routing, else None (it is then computed on the spot)."""
+    if not document or document.get("format") != FORMAT:
+        return None
+    if document.get("base_digest") != _digest(base_plan(topology, options).routing):
+        return None
+    for entry in document.get("failures", ()):
+        if entry.get("name") == failure.name:
+            return dict(entry)
+    return None
+
+
+def failover_report(document: Data) -> str:
+    """The failover section of the plan's report (Markdown)."""
+    cover = document["coverage"]
+    lines = ["# Failover", "",
+             "Precomputed backups for every single failure of the %s routing (segment-based routing §2.3): "
+             "only the routes that used the failed element detour, along turns that keep the base "
+             "routing's turn order, so the switch-over cannot deadlock while old frames drain." % document["engine"],
+             "",
+             "| failures | covered | links | switches | pairs detoured | disjoint from their main path |",
+             "|---|---|---|---|---|---|",
+             "| %d | %d | %d/%d | %d/%d | %d | %d |" % (
+                 cover["total"], cover["covered"], cover["link"]["covered"], cover["link"]["total"],
+                 cover["switch"]["covered"], cover["switch"]["total"], cover["pairs_affected"],
+                 cover["pairs_disjoint"]), ""]
+    if cover["uncovered"]:
+        lines += ["Not covered (halt-and-drain and a fresh plan): %s." % ", ".join(cover["uncovered"]), ""]
+    lines += ["| failure | switches changing | pairs detoured | disjoint | max channel load | note |",
+              "|---|---|---|---|---|---|"]
+    for entry in document["failures"]:
+        lines.append("| %s %s | %s | %d | %d | %s | %s |" % (
+            entry["kind"], entry["name"], len(entry["switches"]) if entry["covered"] else "-",
+            entry["pairs_affected"], entry["pairs_disjoint"],
+            entry["max_load"] if entry["covered"] else "-", entry["reason"] or "kept turn order"))
+    return "\n".join(lines) + "\n"

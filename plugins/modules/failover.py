@@ -1,0 +1,138 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Documentation of ethercluster.routing.failover; the work is done by the
+action plugin of the same name, on the controller."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: failover
+short_description: Precompute link and switch failovers, apply one when a link fails, return when it is back
+version_added: 0.3.0
+author:
+  - ethercluster.routing developers (@ethercluster)
+description:
+  - O(action=plan) computes, for every single link and switch failure of the deployed routing, a backup routing
+    in which only the routes that used the failed element detour, along turns that keep the base routing's turn
+    order (segment-based routing, section 2.3; docs/failover.md). It writes C(failover.json) (the compact stored
+    form, only the table entries that differ from the base) and C(failover.md) (coverage, per failure the switches
+    that change) into O(intent_dir), beside the deployed intent. No switch is reached.
+  - O(action=failed) applies the backup of a failed link (O(link)) to the switches, make-before-break through the
+    other VLAN bank, the switches whose entries change flipped first, with the transitions' proof (the failed link
+    is treated as dead; docs/failover.md). The stored backup is used when it fits the deployed routing, else it is
+    computed on the spot. No drain is ever done; when no proven order exists the task fails and says that only a
+    halt-and-drain and a fresh plan recover.
+  - O(action=restored) returns from that backup to the base routing once the link is back.
+  - The switches are read first; a run that stopped midway is resumed, a second run changes nothing.
+  - Switch failures (O(switch)) are precomputed and reported; pushing their backup is not implemented yet.
+  - Only the C(ovs) platform is run so far.
+extends_documentation_fragment:
+  - ethercluster.routing.controller
+  - ethercluster.routing.controller.deployed_fabric
+attributes:
+  check_mode:
+    details: O(action=plan) computes and writes nothing; the other actions read the switches, plan and write nothing.
+options:
+  action:
+    description: V(plan) precomputes and stores; V(failed) applies a failover; V(restored) returns to the base routing.
+    type: str
+    required: true
+    choices: [plan, failed, restored]
+  link:
+    description: The failed link, as C(sw0:25) (either end), its name or its index.
+    type: str
+  switch:
+    description: The failed switch (precomputed and reported; pushing is not implemented yet).
+    type: str
+  intent_dir:
+    description: The directory of the deployed intent, where C(failover.json) and C(failover.md) are kept.
+    type: path
+  plan_options:
+    description: More options of the plan (C(vlan_range), C(traffic), C(max_broadcast_copies), C(broadcast)), as deployed.
+    type: dict
+  wait_s:
+    description: Seconds to wait after the last PVID flip before the old bank is removed.
+    type: float
+    default: 1.0
+  max_parallel:
+    description: At most this many switches of a parallel push step are written at once. Default is all of them.
+    type: int
+  log:
+    description: A file on the controller to which one JSON line is appended per step run.
+    type: path
+requirements:
+  - PyYAML, networkx, numpy, scipy on the controller, and what the switches' connection plugin needs (the OpenSSH
+    client for C(ssh))
+seealso:
+  - module: ethercluster.routing.link_transition
+"""
+
+EXAMPLES = r"""
+- name: Precompute the failovers of the deployed routing
+  ethercluster.routing.failover:
+    topology: inventories/default/topology.yml
+    action: plan
+    intent_dir: intended
+
+- name: Link sw5:4 failed
+  ethercluster.routing.failover:
+    topology: inventories/default/topology.yml
+    action: failed
+    link: sw5:4
+    intent_dir: intended
+"""
+
+RETURN = r"""
+reason:
+  description: What the task did (fresh, resumed after step N, done already, stored).
+  returned: always
+  type: str
+coverage:
+  description: Failures with a backup over all, per kind, the pairs detoured and those disjoint from their main path.
+  returned: when O(action=plan)
+  type: dict
+plan:
+  description: The step list as text.
+  returned: when O(action) is V(failed) or V(restored)
+  type: list
+  elements: str
+steps:
+  description: Per step run, C(index), C(kind), C(name), C(changed), C(seconds), C(start), C(end) (wall clock).
+  returned: when O(action) is V(failed) or V(restored)
+  type: list
+  elements: dict
+proof:
+  description: The planner's numbers and the failure's stored entry (switches changing, pairs detoured).
+  returned: when O(action) is V(failed) or V(restored)
+  type: dict
+stored:
+  description: Whether the precomputed backup was used (else it was computed on the spot).
+  returned: when O(action) is V(failed) or V(restored)
+  type: bool
+"""
+
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric import module_args
+
+ARGUMENT_SPEC = {
+    **module_args.DEPLOYED_FABRIC_SPEC,
+    "action": {"type": "str", "required": True, "choices": ["plan", "failed", "restored"]},
+    "link": {"type": "str"},
+    "switch": {"type": "str"},
+    "intent_dir": {"type": "path"},
+    "plan_options": {"type": "dict"},
+    "wait_s": {"type": "float", "default": 1.0},
+    "max_parallel": {"type": "int"},
+    "log": {"type": "path"},
+    **module_args.SWITCH_SESSION_SPEC,
+}
+ARGUMENT_RULES = {"mutually_exclusive": [("link", "switch")]}
+
+
+def main():
+    module_args.refuse_bare_run("failover", ARGUMENT_SPEC, **ARGUMENT_RULES)
+
+
+if __name__ == "__main__":
+    main()

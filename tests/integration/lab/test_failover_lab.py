@@ -1,0 +1,113 @@
+"""Failover on a real lab (a ring of four emulated switches, lab failtest):
+UDP probes every 10 ms between every host pair; the carrier of one link is
+cut (ip link set ... down on one end's veth, in the switch's namespace),
+link_failed.yml applies the precomputed failover, then the link comes back
+and link_restored.yml returns to the base routing.
+
+Proves: failover_plan.yml stores the backups beside the deployed intent; the
+failover applies the stored backup, changes only what it planned and
+every pair delivers again after it (recovery per pair measured from the
+probes: the send time of its last lost datagram after the cut); a second
+run changes nothing; the return to the base routing loses no datagram and
+leaves the switches holding the deployed routing in the other bank."""
+
+import json
+import time
+
+import pytest
+from lab_helpers import ansible_playbook, build_lab, netns_exec, tasks_by_name
+
+from ansible_collections.ethercluster.routing.plugins.module_utils.lab import probes, runner
+
+pytestmark = pytest.mark.lab
+
+LAB = "failtest"
+STATE_ROOT = "/run/ethercluster-lab"
+LINK = "sw2:3"          # sw2:3--sw3:2 of the ring (updown: its failure has a backup)
+SETTINGS = ["-e", "routing=updown", "-e", "assignment=renamed"]
+
+
+def play(lab, playbook, *args):
+    proc = ansible_playbook("-i", str(lab["topology"]), "-i", lab["inventory"], playbook, *args)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    return tasks_by_name(proc.stdout)
+
+
+def failover_result(tasks):
+    found = [hosts["localhost"] for name, hosts in tasks.items() if name.startswith("Failover: ")]
+    assert len(found) == 1, sorted(tasks)
+    return found[0]
+
+
+def recovery_per_pair(summary, cut):
+    """{pair: seconds from the cut to the send time of its last lost datagram}
+    (0 for a pair that lost nothing after the cut)."""
+    directory = summary["directory"]
+    results = {}
+    for name in json.load(open("%s/%s" % (directory, probes.RECORD), encoding="utf-8"))["hosts"]:
+        with open("%s/%s.json" % (directory, name), encoding="utf-8") as handle:
+            results[name] = json.load(handle)
+    recovery = {}
+    for source, sender in results.items():
+        for target, receiver in results.items():
+            if source == target:
+                continue
+            _entry, missing = probes._pair_counts(sender, receiver, source, target, summary["since"])
+            times = [sender["start"] + sender["ticks_ms"][n] / 1000.0 for n in missing]
+            after = [when - cut for when in times if when >= cut - 0.05]
+            recovery["%s->%s" % (source, target)] = round(max(after), 3) if after else 0.0
+    return recovery
+
+
+@pytest.fixture(scope="module")
+def lab(lab_machine, tmp_path_factory):
+    directory = tmp_path_factory.mktemp("failover")
+    topology = directory / "ring4.yml"
+    topology.write_text("plugin: ethercluster.routing.topology\nname: failtest\n"
+                        "generate: {kind: torus, dims: [4], hosts_per_switch: 1}\n")
+    info = dict(build_lab(LAB, topology, "198.18.98.0/27", "10.98.0.0/16"), dir=directory, topology=topology)
+    play(info, "playbooks/deploy_routing.yml", "-e", "out=%s" % directory, "-e", "verify=false", *SETTINGS)
+    yield info
+    if probes.running(info["layout"]):
+        probes.stop(info["layout"])
+    runner.lab_down(STATE_ROOT, LAB)
+
+
+def test_cut_failover_and_return(lab):
+    tasks = play(lab, "playbooks/failover_plan.yml", "-e", "intent=%s" % lab["dir"])
+    assert failover_result(tasks)["coverage"]["link"]["covered"] >= 3
+    assert (lab["dir"] / "failover.json").exists() and (lab["dir"] / "failover.md").exists()
+    switch, port = LINK.split(":")
+    netns = lab["layout"]["switches"][switch]["netns"]
+    probes.start(lab["layout"])
+    windows = []
+    try:
+        time.sleep(2.0)
+        cut = time.time()
+        netns_exec(netns, "ip", "link", "set", "p" + port, "down")
+        tasks = play(lab, "playbooks/link_failed.yml", "-e", "link=%s" % LINK, "-e", "intent=%s" % lab["dir"])
+        failed = failover_result(tasks)
+        assert failed["changed"] and failed["stored"] and failed["reason"] == "fresh"
+        assert not failed["proof"]["drain"] and failed["proof"]["order_free"]
+        windows.append({"name": "failover", "start": cut, "end": failed["end"]})
+        again = failover_result(play(lab, "playbooks/link_failed.yml", "-e", "link=%s" % LINK,
+                                     "-e", "intent=%s" % lab["dir"]))
+        assert not again["changed"] and "done already" in again["reason"]
+        time.sleep(2.0)
+        netns_exec(netns, "ip", "link", "set", "p" + port, "up")
+        time.sleep(2.0)
+        back = failover_result(play(lab, "playbooks/link_restored.yml", "-e", "link=%s" % LINK,
+                                    "-e", "intent=%s" % lab["dir"]))
+        assert back["changed"] and back["bank_after"] == "A"
+        windows.append({"name": "restore", "start": back["start"], "end": back["end"]})
+        time.sleep(1.0)
+    finally:
+        summary = probes.stop(lab["layout"], windows=windows)
+    lost = {window["name"]: window["lost"] for window in summary["windows"]}
+    recovery = recovery_per_pair(summary, cut)
+    print("failover: lost %d datagrams; recovery per pair (s): %s; failover task %.2f s"
+          % (lost["failover"], json.dumps(recovery, sort_keys=True), failed["seconds"]))
+    assert lost["restore"] == 0 and summary["outside"] == 0
+    # every pair delivers again once the failover task has ended
+    assert max(recovery.values()) <= failed["end"] - cut + 0.2
+    assert summary["totals"]["duplicates"] == 0
