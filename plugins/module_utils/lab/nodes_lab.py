@@ -314,13 +314,14 @@ def probes(nodes: dict[str, Any]) -> list[dict[str, Any]]:
     that must die at that forwarding node (time exceeded)."""
     owners = address_owners(nodes)
     found = []
+    cache: dict[str, Any] = {}
     for src in sorted(nodes):
         for dst, owner in sorted(owners.items()):
             if owner == src:
                 continue
-            paths = planned_paths(nodes, src, dst)
+            paths = planned_paths(nodes, src, dst, cache=cache)
             back = [path for source in _source_addresses(nodes[src], dst)
-                    for path in planned_paths(nodes, owner, source)]
+                    for path in planned_paths(nodes, owner, source, cache=cache)]
             # multipath: any of the paths may be taken, so the longest bounds the TTL and the
             # hops are checked where every path still forwards
             found.append({"src": src, "dst": dst, "owner": owner, "ttl": max(len(path) for path in paths) + 1,
@@ -378,10 +379,11 @@ def verify(layout: dict[str, Any], nodes: dict[str, Any], iperf_seconds: float =
     failures = [outcome for outcome in outcomes if outcome is not None]
     pings = [probe for probe in checks if probe["expect"] == "reply"]
     forwards = [probe["ttl"] - 1 for probe in pings]
-    result: dict[str, Any] = {"pairs": len({(probe["src"], probe["owner"]) for probe in pings}), "pings": len(pings),
-              "hop_checks": len(checks) - len(pings), "max_forwards": max(forwards, default=0),
-              "forward_histogram": {str(n): forwards.count(n) for n in sorted(set(forwards))},
-              "failures": failures, "probe_seconds": round(time.monotonic() - started, 2)}
+    result: dict[str, Any] = {
+        "pairs": len({(probe["src"], probe["owner"]) for probe in pings}), "pings": len(pings),
+        "hop_checks": len(checks) - len(pings), "max_forwards": max(forwards, default=0),
+        "forward_histogram": {str(n): forwards.count(n) for n in sorted(set(forwards))},
+        "failures": failures, "probe_seconds": round(time.monotonic() - started, 2)}
     iperf: dict[str, Any] = {}
     if iperf_seconds > 0:
         iperf = result["iperf3"] = many_to_many(layout, nodes, iperf_seconds)

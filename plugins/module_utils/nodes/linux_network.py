@@ -361,30 +361,45 @@ def address_owners(nodes: dict[str, Any]) -> dict[str, str]:
     return owners
 
 
-def _lookup(entry: dict[str, Any], dst: ipaddress.IPv4Address) -> list[str] | None:
-    """The next hops (addresses) ``entry`` sends ``dst`` to by longest prefix
-    match; [] when ``dst`` is on a connected subnet; None: no route."""
-    best: tuple[int, list[str]] | None = None
+def route_table(entry: dict[str, Any]) -> list[tuple[int, int, int, list[str]]]:
+    """``entry``'s connected subnets and routes as ``(network, mask,
+    prefix length, next hops)`` (integers; no next hop: connected), longest
+    prefix first, connected before a route of the same prefix: what
+    :func:`planned_paths` looks addresses up in."""
+    table = []
     for item in entry.get("interfaces", []):
         net = ipaddress.IPv4Interface(item["address"]).network
-        if dst in net and (best is None or net.prefixlen > best[0]):
-            best = (net.prefixlen, [])
+        table.append((int(net.network_address), int(net.netmask), net.prefixlen, []))
     for route in entry.get("routes", []):
         net = ipaddress.IPv4Network(route["to"])
-        if dst in net and (best is None or net.prefixlen > best[0]):
-            hops = route.get("nexthops") or [route]
-            best = (net.prefixlen, sorted(str(hop["via"]) for hop in hops))
-    return None if best is None else best[1]
+        hops = sorted(str(hop["via"]) for hop in route.get("nexthops") or [route])
+        table.append((int(net.network_address), int(net.netmask), net.prefixlen, hops))
+    return sorted(table, key=lambda row: (-row[2], len(row[3])))
 
 
-def planned_paths(nodes: dict[str, Any], src: str, dst: str, limit: int = 16) -> list[list[str]]:
+def _lookup(table: list[tuple[int, int, int, list[str]]], dst: int) -> list[str] | None:
+    """The next hops (addresses) of the longest prefix holding ``dst``; []
+    when ``dst`` is on a connected subnet; None: no route."""
+    for network, mask, _prefixlen, hops in table:
+        if dst & mask == network:
+            return hops
+    return None
+
+
+def planned_paths(nodes: dict[str, Any], src: str, dst: str, limit: int = 16,
+                  cache: dict[str, Any] | None = None) -> list[list[str]]:
     """Every sequence of forwarding nodes the plan's routes take from node
     ``src`` to address ``dst`` (several with multipath routes). Raises
     :class:`NodeNetworkError` when a node on the way has no route, a next
     hop belongs to no node or to a node whose forwarding is off, or the
-    path loops (more than ``limit`` hops)."""
-    owners = address_owners(nodes)
-    target = ipaddress.IPv4Address(dst)
+    path loops (more than ``limit`` hops). ``cache``: a dict kept between
+    calls on the same ``nodes`` (the owners and route tables, built once)."""
+    cache = {} if cache is None else cache
+    if "owners" not in cache:
+        cache["owners"] = address_owners(nodes)
+        cache["tables"] = {name: route_table(entry) for name, entry in nodes.items()}
+    owners, tables = cache["owners"], cache["tables"]
+    target = int(ipaddress.IPv4Address(dst))
     done: list[list[str]] = []
     todo: list[tuple[str, list[str]]] = [(src, [])]
     while todo:
@@ -392,7 +407,7 @@ def planned_paths(nodes: dict[str, Any], src: str, dst: str, limit: int = 16) ->
         if owners.get(dst) == node:
             done.append(path)
             continue
-        hops = _lookup(nodes[node], target)
+        hops = _lookup(tables[node], target)
         if hops is None:
             raise NodeNetworkError("node %s: no route to %s (from %s)" % (node, dst, src))
         if not hops:
