@@ -46,6 +46,7 @@ attributes:
     description: Changes nothing in any mode; it only sends probes.
   diff_mode:
     support: none
+    description: It changes nothing, so there is nothing to show.
 requirements:
   - root on the lab machine; iproute2, iputils ping, iperf3
 notes:
