@@ -65,7 +65,7 @@ class _Redeploy(_Planning):
         self.allow_drain = allow_drain
         self.link_name = "(re-deploy)"     # names no link: no link state is touched
         self.ends = {"a": "", "b": "", "name": "(re-deploy)"}
-        self.ends_switches = ()
+        self.ends_switches = ()  # type: ignore[assignment]  # no link, no ends (only off/on/speed read it)
         self.keep_up: dict[str, set[str]] = {}
         self.builder = _Builder(before)
         self.banks = [current_bank]
