@@ -121,8 +121,8 @@ def test_sysctls_are_saved_once_and_put_back():
     now = {"net.ipv4.conf.e1.rp_filter": "2", pn.HASH_POLICY: "1"}
     assert pn.sysctl_changes(want, now, saved) == [] and pn.saved_sysctls(want, now, saved) == saved
     # absent (nothing wanted) puts the originals back
-    assert [item["argv"][-1] for item in pn.sysctl_changes({}, now, saved)] == ["net.ipv4.conf.e1.rp_filter=1",
-                                                                              pn.HASH_POLICY + "=0"]
+    restored = [item["argv"][-1] for item in pn.sysctl_changes({}, now, saved)]
+    assert restored == ["net.ipv4.conf.e1.rp_filter=1", pn.HASH_POLICY + "=0"]
 
 
 def test_map_entries_hold_the_config_the_ports_and_table_2(plan):

@@ -66,7 +66,7 @@ def _wait_listening(plan: dict[str, Any], lab: str, names: list[str]) -> None:
     for _attempt in range(100):
         ready = 0
         for node in names:
-            out = subprocess.run(_ns(lab, node) + ["ss", "-ltnH"], capture_output=True, text=True).stdout
+            out = subprocess.run(_ns(lab, node) + ["ss", "-ltnH"], capture_output=True, text=True, check=True).stdout
             ready += sum(1 for peer in names if peer != node and ":%d " % (BASE_PORT + names.index(peer)) in out)
         if ready == len(names) * (len(names) - 1):
             return
