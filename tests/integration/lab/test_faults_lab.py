@@ -1,0 +1,315 @@
+"""Faults during a deploy, on a lab of emulated Dell OS6 switches (a 2x2
+mesh, lab ``faultsos6``; docs/reliability.md, "Faults injected"):
+
+* a switch that cannot be reached before the deploy: nothing is pushed to
+  any switch and the error names it;
+* a command the switch refuses (the emulator's ``reject`` fault): the error
+  names the switch, the command and its line; nothing after it is sent;
+  the other switches and every host pair whose path avoids the switch are
+  unharmed; the re-run converges;
+* the SSH session cut mid-push (``drop_after``): the same, with the lines
+  that were taken;
+* commit-confirm (``-e confirm_timeout``): a push that cuts the switch off
+  (``lose_management``) is rolled back by the switch to its saved
+  configuration; with the switch reachable the rollback is cancelled.
+
+Each fault is injected through ``faults.json`` in the switch's directory,
+which the emulator (plugins/module_utils/lab/os6_cli.py) reads when a
+session opens."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from lab_helpers import ansible_playbook, lab_with_output, netns_exec, tasks_by_name
+
+from ansible_collections.ethercluster.routing.plugins.module_utils.lab import expect, os6_cli
+from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import cli_diff, dell_os6, ovs
+from ansible_collections.ethercluster.routing.plugins.module_utils.verify.dot1q import Dot1qFabric
+
+pytestmark = pytest.mark.lab
+
+LAB = "faultsos6"
+SWITCHES = ("sw0", "sw1", "sw2", "sw3")
+FAILED_TASK = "Stop when the push failed, saying what this switch holds now"
+TOPOLOGY = """\
+# 2x2 mesh of emulated Dell OS6 switches, one host each (the fault tests)
+plugin: ethercluster.routing.topology
+name: faultsos6
+switch_defaults: {platform: dell_os6}
+generate: {kind: mesh, dims: [2, 2], hosts_per_switch: 1}
+"""
+
+
+@pytest.fixture(scope="module")
+def lab(lab_machine, tmp_path_factory):
+    directory = tmp_path_factory.mktemp("faults_os6")
+    topology = directory / "topology.yml"
+    topology.write_text(TOPOLOGY)
+    for the_lab in lab_with_output(LAB, topology, "198.18.99.32/27", "10.92.0.0/16", directory / "out"):
+        the_lab["topology"] = topology
+        yield the_lab
+
+
+def deploy(lab, *args):
+    """deploy_routing.yml on the lab; the on-the-wire verification only with -e verify=true (it takes
+    half a minute; test_2 runs it, the others check what each switch holds and ping host pairs)."""
+    proc = ansible_playbook("-i", lab["topology"], "-i", lab["inventory"], "playbooks/deploy_routing.yml",
+                            "-e", "out=%s" % lab["out"], "-e", "verify=false", *args)
+    return proc.returncode, Output(proc.stdout, proc.stderr)
+
+
+class Output(str):
+    """A run's stdout and stderr as one text; ``stdout``: the JSON callback's output alone."""
+
+    def __new__(cls, stdout, stderr):
+        text = super().__new__(cls, stdout + stderr)
+        text.stdout = stdout
+        return text
+
+
+def switch_dir(lab, name):
+    return lab["layout"]["switches"][name]["dir"]
+
+
+def read(path):
+    try:
+        with open(path, "r", encoding="utf-8") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None
+
+
+def running_config(lab, name):
+    return read(os.path.join(switch_dir(lab, name), os6_cli.RUNNING_FILE))
+
+
+def pipeline(lab, name):
+    sw = lab["layout"]["switches"][name]
+    text = netns_exec(sw["netns"], "ovs-ofctl", "-O", "OpenFlow13", "dump-flows",
+                      "unix:%s/br0.mgmt" % sw["dir"], "--no-stats").stdout
+    return sorted(flow for flow in ovs.parse_flows(text) if flow.cookie == ovs.PIPELINE_COOKIE)
+
+
+def intent(lab):
+    return json.loads((lab["out"] / "intent.json").read_text())
+
+
+def holds_intent(lab, name):
+    """The switch's CLI configuration and its data plane are the intent's."""
+    entry = intent(lab)["switches"][name]
+    return (dell_os6.parse(running_config(lab, name) or "") == dell_os6.parse(dell_os6.render(entry, name))
+            and pipeline(lab, name) == sorted(ovs.render(dict(entry, platform="ovs"), name)["flows"]))
+
+
+def inject(lab, name, faults):
+    path = os.path.join(switch_dir(lab, name), os6_cli.FAULTS_FILE)
+    if faults is None:
+        if os.path.exists(path):
+            os.remove(path)
+        return
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(faults, handle)
+
+
+def cli_session(lab, name, lines):
+    """Type ``lines`` into switch ``name``'s CLI over SSH (the lab's CLI key)."""
+    sw = lab["layout"]["switches"][name]
+    directory = lab["layout"]["dir"]
+    return subprocess.run(
+        ["ssh", "-tt", "-i", "%s/cli_id_ed25519" % directory, "-o", "IdentitiesOnly=yes",
+         "-o", "UserKnownHostsFile=%s/known_hosts" % directory, "-o", "StrictHostKeyChecking=yes",
+         "root@%s" % sw["mgmt_address"]],
+        input="".join(line + "\n" for line in lines), capture_output=True, text=True, timeout=30, check=False)
+
+
+def wipe_vlans(lab, name):
+    """Delete the switch's routing VLANs by hand (its ports and static
+    entries lose them): the next deploy has many lines to send it."""
+    vlans = dell_os6.vlan_list(intent(lab)["switches"][name]["vlans"])
+    reply = cli_session(lab, name, ["enable", "configure", "vlan database", "no vlan %s" % vlans, "exit", "end", "exit"])
+    assert "% " not in reply.stdout, reply.stdout
+    assert not holds_intent(lab, name)
+
+
+def pairs_avoiding(lab, switch):
+    """Host pairs whose planned paths, both ways, avoid ``switch``."""
+    fabric = Dot1qFabric(intent(lab))
+    hosts = sorted(lab["layout"]["hosts"])
+    pairs = []
+    for src in hosts:
+        for dst in hosts:
+            if src < dst and all(hop["switch"] != switch for a, b in ((src, dst), (dst, src))
+                                 for hop in expect.planned_path(fabric, a, b)):
+                pairs.append((src, dst))
+    return pairs
+
+
+def delivered(lab, pairs):
+    """The pairs that answer a unicast ping (static neighbours: no ARP broadcast)."""
+    hosts = lab["layout"]["hosts"]
+    for src, dst in pairs:
+        for a, b in ((src, dst), (dst, src)):
+            netns_exec(hosts[a]["netns"], "ip", "neigh", "replace", hosts[b]["address"], "lladdr", hosts[b]["mac"],
+                       "dev", hosts[a]["dev"], "nud", "permanent")
+    return [(src, dst) for src, dst in pairs
+            if netns_exec(hosts[src]["netns"], "ping", "-n", "-q", "-c", "2", "-i", "0.2", "-W", "2",
+                          hosts[dst]["address"], check=False).returncode == 0]
+
+
+def test_1_a_switch_unreachable_before_the_deploy_stops_it_with_nothing_pushed(lab):
+    sw = lab["layout"]["switches"]["sw2"]
+    pid = int(read(os.path.join(sw["dir"], "sshd.pid")))
+    os.kill(pid, signal.SIGTERM)
+    try:
+        rc, output = deploy(lab)
+    finally:
+        netns_exec(sw["netns"], "/usr/sbin/sshd", "-f", os.path.join(sw["dir"], "sshd_config"))
+    assert rc != 0
+    assert "nothing pushed to any switch: switch sw2 (%s, platform dell_os6) cannot be reached" % sw["mgmt_address"] \
+        in output, output[-3000:]
+    assert "Unable to connect to port 22 on %s" % sw["mgmt_address"] in output
+    for name in SWITCHES:
+        assert running_config(lab, name) is None and pipeline(lab, name) == [], name
+
+
+def test_2_the_re_run_deploys_and_passes_the_verification(lab):
+    rc, output = deploy(lab, "-e", "verify=true")
+    assert rc == 0, output[-3000:]
+    assert "verification: PASSED, 6/6 checks passed" in output
+    assert all(holds_intent(lab, name) for name in SWITCHES)
+
+
+def pending_commands(lab, name):
+    """The lines the next push sends switch ``name`` (the CLI diff)."""
+    entry = intent(lab)["switches"][name]
+    return cli_diff.diff_commands("dell_os6", running_config(lab, name), dell_os6.render(entry, name))
+
+
+def failure(output, name):
+    """The message of switch_deploy's failed-push task on switch ``name``."""
+    tasks = tasks_by_name(output.stdout)
+    failed = {task: {host: result.get("msg") for host, result in hosts.items() if result.get("failed")}
+              for task, hosts in tasks.items()}
+    assert name in tasks.get(FAILED_TASK, {}), {task: hosts for task, hosts in failed.items() if hosts}
+    return tasks[FAILED_TASK][name]["msg"]
+
+
+def assert_partial(lab, name, output, commands, line, answer):
+    """The run's error names switch, line, command and answer, and says
+    the first ``line - 1`` lines were taken; the other switches hold the
+    intent."""
+    total = len(commands)
+    message = failure(output, name)
+    assert ("switch %s: the push failed: line %d of %d (%r) failed: %s; the %d line(s) before it were taken, "
+            "none after it was sent. It holds a partial configuration: the first %d of %d lines were taken, "
+            "line %d failed, none after it was sent. Nothing more is pushed to it; fix the cause and run the "
+            "same command again." % (name, line, total, commands[line - 1], answer, line - 1,
+                                                         line - 1, total, line)
+            == message), message
+    assert "the push failed on %s (3 of 4 switches hold the new intent)" % name in output
+    assert all(holds_intent(lab, other) for other in SWITCHES if other != name)
+
+
+def test_3_a_refused_command_names_switch_command_and_line_and_the_re_run_converges(lab):
+    wipe_vlans(lab, "sw1")
+    commands = pending_commands(lab, "sw1")
+    line = next(number for number, command in enumerate(commands, 1) if command.startswith("mac address-table static"))
+    inject(lab, "sw1", {"reject": [commands[line - 1]]})
+    try:
+        rc, output = deploy(lab)
+    finally:
+        inject(lab, "sw1", None)
+    assert rc != 0
+    assert_partial(lab, "sw1", output, commands, line, "% Invalid input detected at '^' marker.")
+    # the lines before the refused one were taken, none after it
+    assert pending_commands(lab, "sw1") == commands[line - 1:]
+    pairs = pairs_avoiding(lab, "sw1")
+    assert pairs and delivered(lab, pairs) == pairs
+    rc, output = deploy(lab)
+    assert rc == 0, output[-3000:]
+    assert "switches: 1 changed, 3 unchanged (sw1)" in output
+    assert all(holds_intent(lab, name) for name in SWITCHES)
+
+
+def test_4_a_session_cut_mid_push_says_what_was_taken_and_the_re_run_converges(lab):
+    wipe_vlans(lab, "sw2")
+    commands = pending_commands(lab, "sw2")
+    inject(lab, "sw2", {"drop_after": 3})
+    try:
+        rc, output = deploy(lab)
+    finally:
+        inject(lab, "sw2", None)
+    assert rc != 0
+    assert_partial(lab, "sw2", output, commands, 4, "the switch ended the session before answering")
+    assert pending_commands(lab, "sw2") == commands[3:]
+    pairs = pairs_avoiding(lab, "sw2")
+    assert pairs and delivered(lab, pairs) == pairs
+    rc, output = deploy(lab)
+    assert rc == 0, output[-3000:]
+    assert "switches: 1 changed, 3 unchanged (sw2)" in output
+    assert all(holds_intent(lab, name) for name in SWITCHES)
+    pairs = pairs_avoiding(lab, None)
+    assert len(pairs) == 6 and delivered(lab, pairs) == pairs  # every pair of the 4 hosts
+
+
+def test_5_commit_confirm_rolls_back_a_switch_the_push_cut_off(lab):
+    wipe_vlans(lab, "sw3")
+    before = (running_config(lab, "sw3"), pipeline(lab, "sw3"))
+    directory = switch_dir(lab, "sw3")
+    # a reload minute of 25 s: the controller gives up after about 10 s, the switch reloads at 25 s
+    inject(lab, "sw3", {"lose_management": True, "minute_seconds": 25})
+    try:
+        rc, output = deploy(lab, "-e", "confirm_timeout=10")
+        assert rc != 0
+        assert "switch sw3: pushed, but not reached again within 10 s" in output, output[-3000:]
+        assert "it reloads its saved configuration (the one it held before this push)" in output
+        assert os.path.exists(os.path.join(directory, os6_cli.RELOAD_FILE))
+        deadline = time.monotonic() + 90
+        while os.path.exists(os.path.join(directory, os6_cli.RELOAD_FILE)) and time.monotonic() < deadline:
+            time.sleep(1)
+    finally:
+        inject(lab, "sw3", None)
+    assert not os.path.exists(os.path.join(directory, os6_cli.RELOAD_FILE)), "the rollback did not fire"
+    assert not os.path.exists(os.path.join(directory, os6_cli.MGMT_LOST_FILE))
+    assert dell_os6.parse(running_config(lab, "sw3")) == dell_os6.parse(before[0])
+    assert pipeline(lab, "sw3") == before[1]
+    assert all(holds_intent(lab, name) for name in ("sw0", "sw1", "sw2"))
+    rc, output = deploy(lab, "-e", "confirm_timeout=60")
+    assert rc == 0, output[-3000:]
+    assert "switches: 1 changed, 3 unchanged (sw3)" in output
+    assert not os.path.exists(os.path.join(directory, os6_cli.RELOAD_FILE))  # confirmed: cancelled
+    assert all(holds_intent(lab, name) for name in SWITCHES)
+    rc, output = deploy(lab, "-e", "confirm_timeout=60")
+    assert rc == 0 and "switches: 0 changed, 4 unchanged" in output, output[-3000:]
+    assert not os.path.exists(os.path.join(directory, os6_cli.RELOAD_FILE))  # nothing to push: nothing armed
+
+
+def test_6_credentials_from_ansible_vault_never_appear_in_the_output(lab, tmp_path):
+    """The switch asks for an enable password (become) and the SSH password
+    is set too, both from a Vault-encrypted file; the push with -vvv works
+    (enable needed the password) and neither value is in its output."""
+    become, password = "Vb3come-%d" % os.getpid(), "Vssh-%d" % os.getpid()
+    vault_password = tmp_path / "vault-password"
+    vault_password.write_text("lab vault password\n")
+    secrets = tmp_path / "secrets.yml"
+    secrets.write_text("ansible_become_password: %s\nansible_password: %s\n" % (become, password))
+    vault = Path(sys.executable).parent / "ansible-vault"
+    subprocess.run([str(vault), "encrypt", "--vault-password-file", str(vault_password), str(secrets)],
+                   check=True, capture_output=True, timeout=60)
+    assert become not in secrets.read_text() and "$ANSIBLE_VAULT" in secrets.read_text()
+    wipe_vlans(lab, "sw0")
+    inject(lab, "sw0", {"enable_password": become})
+    try:
+        rc, output = deploy(lab, "-vvv", "-e", "@%s" % secrets, "--vault-password-file", str(vault_password))
+    finally:
+        inject(lab, "sw0", None)
+    assert rc == 0, output[-3000:]
+    assert "switches: 1 changed, 3 unchanged (sw0)" in output
+    assert become not in output and password not in output
+    assert all(holds_intent(lab, name) for name in SWITCHES)
