@@ -34,6 +34,7 @@ def configure(layout, nodes, ln):
     """Apply every node's entry as the module does; the second round must
     change nothing. Returns the seconds of the first round."""
     started = time.perf_counter()
+    seconds = 0.0
     for round_ in (1, 2):
         for name, entry in nodes.items():
             def run(argv, netns=layout["nodes"][name]["netns"]):
