@@ -206,12 +206,11 @@ def assert_partial(lab, name, output, commands, line, answer):
     intent."""
     total = len(commands)
     message = failure(output, name)
-    assert ("switch %s: the push failed: line %d of %d (%r) failed: %s; the %d line(s) before it were taken, "
-            "none after it was sent. It holds a partial configuration: the first %d of %d lines were taken, "
-            "line %d failed, none after it was sent. Nothing more is pushed to it; fix the cause and run the "
-            "same command again." % (name, line, total, commands[line - 1], answer, line - 1,
-                                                         line - 1, total, line)
-            == message), message
+    expected = ("switch %s: the push failed: line %d of %d (%r) failed: %s; the %d line(s) before it were taken, "
+                "none after it was sent. It holds a partial configuration: the first %d of %d lines were taken, "
+                "line %d failed, none after it was sent. Nothing more is pushed to it; fix the cause and run the "
+                "same command again." % (name, line, total, commands[line - 1], answer, line - 1, line - 1, total, line))
+    assert message == expected
     assert "the push failed on %s (3 of 4 switches hold the new intent)" % name in output
     assert all(holds_intent(lab, other) for other in SWITCHES if other != name)
 

@@ -102,7 +102,7 @@ def test_deleting_a_vlan_resets_the_pvid_of_its_ports_and_the_configuration_repl
     Os6Cli("sw1", ["Gi1/0/1"], running_config=cli.running_config())  # raises when it does not replay
 
 
-ROOT = os6_cli.__file__.split(os.sep + "ansible_collections" + os.sep)[0]
+ROOT = os6_cli.__file__.split(os.sep + "ansible_collections" + os.sep, maxsplit=1)[0]
 
 
 def test_reload_in_schedules_a_timer_process_that_reload_cancel_stops(switch_dir, monkeypatch):

@@ -59,8 +59,8 @@ def test_the_lab_inventory_turns_host_key_checking_off_only_for_its_emulated_cli
 
 
 def _specs():
-    import ansible_collections.ethercluster.routing.plugins.action as actions
-    import ansible_collections.ethercluster.routing.plugins.modules as modules
+    from ansible_collections.ethercluster.routing.plugins import action as actions
+    from ansible_collections.ethercluster.routing.plugins import modules
     found = {}
     for package in (modules, actions):
         for info in pkgutil.iter_modules(package.__path__):
