@@ -13,7 +13,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[3]
 ROLES = ("fabric_design", "switch_config", "switch_deploy", "fabric_validate", "link_transition",
-         "power_save", "node_learning")
+         "power_save", "node_learning", "node_network")
 PLAN_TASK = "Plan routing, VLANs and static MACs; check everything; write the intent"
 
 RING = yaml.safe_load((ROOT / "tests" / "unit" / "fixtures" / "lab" / "ring3_topology.yml").read_text())
