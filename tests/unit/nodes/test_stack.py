@@ -264,3 +264,24 @@ def test_above_the_walk_budget_the_first_and_last_node_of_each_stage_are_walked(
     checks = plan_stack(ring(stages=4, nodes_per_stage=3))["checks"]
     assert not checks["complete"] and checks["sources"] == 8 and checks["passed"]
     assert checks["walks"] == 8 * (2 * 12 - 2)
+
+
+@pytest.mark.parametrize("text", [
+    b"\xff\xfe design",                                             # not UTF-8
+    b"design: " + b"[" * 200 + b"]" * 200,                           # nested too deep
+    b"design: {kind: stack_ring, stages: " + b"9" * 5000 + b", nodes_per_stage: 1}",  # huge integer
+    b"design: {kind: stack_ring, stages: .inf, nodes_per_stage: 1}",
+    b"design: {kind: stack_ring, stages: 4, nodes_per_stage: 3, base_prefix: [1, 2]}",
+    b"design: {kind: stack_mesh, groups: [true, 3], nodes_per_group: 1}",
+    b"design: {kind: [stack_ring], stages: 4}",
+    b"design: {kind: stack_ring, stages: 4, nodes_per_stage: 3, link_gbps: .nan}",
+    b"design: &a {kind: stack_ring, self: *a}",
+    b"design:\n  kind: stack_ring\n  stages: 4\n  nodes_per_stage: 3\n  base_prefix: 10.10.0.0/33\n",
+    b"",
+])
+def test_hostile_design_files_are_refused_cleanly(tmp_path, text):
+    path = tmp_path / "hostile.yml"
+    path.write_bytes(text)
+    with pytest.raises(StackDesignError) as caught:
+        load_design(str(path))
+    assert str(caught.value).startswith(str(path))
