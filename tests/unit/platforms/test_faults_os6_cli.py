@@ -106,7 +106,15 @@ ROOT = os6_cli.__file__.split(os.sep + "ansible_collections" + os.sep, maxsplit=
 
 
 def test_reload_in_schedules_a_timer_process_that_reload_cancel_stops(switch_dir, monkeypatch):
-    monkeypatch.setenv("PYTHONPATH", ROOT)
+    # the timer's command is checked, then a stand-in that only sleeps runs (the real module
+    # would import the collection from a tree other test runs may be rebuilding)
+    popen, asked = subprocess.Popen, []
+
+    def stand_in(argv, **kwargs):
+        asked.append((argv, kwargs["env"]["ETHERCLUSTER_CLI_DIR"], kwargs["start_new_session"]))
+        return popen([sys.executable, "-c", "import time; time.sleep(600)", "--reload-after"], **kwargs)
+
+    monkeypatch.setattr(os6_cli.subprocess, "Popen", stand_in)
     faults(switch_dir, minute_seconds=600)
     session = Session(str(switch_dir), shell=Shell())
     session.feed("enable")
@@ -114,6 +122,7 @@ def test_reload_in_schedules_a_timer_process_that_reload_cancel_stops(switch_dir
     assert "Reload scheduled in 2 minute(s)." in session.feed("reload in 2")
     scheduled = json.loads((switch_dir / os6_cli.RELOAD_FILE).read_text())
     assert 1100 < scheduled["at"] - time.time() <= 1200
+    assert asked == [([sys.executable, "-m", os6_cli.MODULE, "--reload-after", "1200.0"], str(switch_dir), True)]
     assert "--reload-after" in open("/proc/%d/cmdline" % scheduled["pid"], encoding="utf-8").read()
     other = Session(str(switch_dir), shell=Shell())
     other.feed("enable")
@@ -157,7 +166,7 @@ def test_the_timer_runs_as_the_module_with_reload_after(switch_dir):
     env = dict(os.environ, ETHERCLUSTER_CLI_DIR=str(switch_dir), PYTHONPATH=ROOT)
     result = subprocess.run([sys.executable, "-m", os6_cli.MODULE, "--reload-after", "0"], env=env,
                             capture_output=True, text=True, timeout=60, check=False)
-    assert result.returncode == 1, result.stderr  # nothing scheduled: it does not fire
+    assert (result.returncode, result.stdout, result.stderr) == (1, "", "")  # nothing scheduled: it does not fire
 
 
 def test_an_enable_password_is_asked_for_and_checked(switch_dir):
