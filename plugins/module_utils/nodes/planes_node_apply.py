@@ -78,12 +78,14 @@ def compile_argv(source: str, obj: str) -> list[str]:
 
 
 def source_sha(source: str) -> str:
-    """sha256 of the eBPF source (a new source is built and loaded again)."""
+    """sha256 of the eBPF source (a new source is built and loaded again);
+    empty when the file is not there yet (check mode before the role's copy:
+    the build is reported; a real run without it fails in clang, naming it)."""
     try:
         with open(source, "rb") as handle:
             return hashlib.sha256(handle.read()).hexdigest()
-    except OSError as exc:
-        raise pn.PlanesNodeError("eBPF source %s: %s" % (source, exc.strerror))
+    except FileNotFoundError:
+        return ""
 
 
 def read_bpf(run: Runner, view: dict[str, Any], saved: dict[str, Any], source: str | None, obj: str) -> dict[str, Any]:

@@ -76,6 +76,10 @@ def fixture_lab(tmp_path):
 
 
 def test_pmcme_spreads_streams_port_to_port_and_absent_removes_it(tmp_path, lab):
+    # check mode on bare nodes (no source copied yet): the build is reported, nothing is done
+    assert min(_changed(_role(tmp_path, "pmcme", "present", "--check")).values()) >= 1
+    assert netns_exec("ec-%s-n0" % LAB, "tc", "qdisc", "show", "dev", "e0").stdout.count("clsact") == 0
+    assert netns_exec("ec-%s-n0" % LAB, "ip", "-4", "-o", "address", "show", "dev", "e1").stdout == ""
     assert set(_changed(_role(tmp_path, "pmcme", "present")).values()) != {0}
     assert _changed(_role(tmp_path, "pmcme", "present")) == {"n0": 0, "n1": 0}
     pins = "/sys/fs/bpf/ethercluster_planes/ec-%s-n0" % LAB
