@@ -25,7 +25,7 @@ from typing import Any
 
 # every source walked to every address up to this many (source, address)
 # pairs; above it, the sources are a sample named in the checks
-WALK_BUDGET = 2_000_000
+WALK_BUDGET = 4_000_000
 MAX_FAILURES = 20
 
 
