@@ -151,8 +151,8 @@ class _Tables:
         self.reach = {c: nx.descendants(self.graph, c) for c in range(self.C)}
         hosts = np.array([max(1, len(topology.hosts_on(name))) for name in self.names], dtype=float)
         self.weights = traffic_weights if traffic_weights is not None else np.outer(hosts, hosts)
-        self.out: list[list[int]] = [[] for _ in range(self.n)]
-        self.into: list[list[int]] = [[] for _ in range(self.n)]
+        self.out: list[list[int]] = [[] for _switch in range(self.n)]
+        self.into: list[list[int]] = [[] for _switch in range(self.n)]
         for ch in self.channels:
             if ch.link not in base.down:
                 self.out[base.index[ch.src]].append(ch.id)
@@ -287,7 +287,6 @@ class _Detours:
             chosen.append(pick)
             state = t.n + pick
         return chosen
-
 
     def _edges(self, state: int, b: int) -> list[tuple[int, int]]:
         """The dependencies taking channel ``b`` from ``state`` adds: the turn

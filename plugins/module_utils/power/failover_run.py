@@ -238,8 +238,6 @@ def _result(transition: Transition, steps: list[Data], started: float, reason: s
             "end": round(time.time(), 3), "seconds": round(time.time() - started, 3)}
 
 
-
-
 # ------------------------------------------------------------ stored form
 FAILOVER_FILE = "failover.json"
 FAILOVER_REPORT = "failover.md"

@@ -114,7 +114,7 @@ def test_execute_runs_resumes_and_is_idempotent():
     topology = FAKES.RING
     options = dict(OPTIONS, engine="updown")
     failure = resolve_failure(topology, link=FAKES.LINK)
-    fake = FAKES.FakeFabric(topology, plan(topology, bank="A", **options).intent)
+    fake = FAKES.FakeFabric(topology, plan(topology, bank="A", engine="updown", assignment="renamed").intent)
 
     def planner(bank):
         return failover_run.plan_failover(topology, options, failure, bank)
