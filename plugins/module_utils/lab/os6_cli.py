@@ -730,15 +730,42 @@ class Session:
             self.commit()
 
 
+def end_sessions(directory: str) -> list[int]:
+    """A reload drops every CLI session of the switch in ``directory``
+    without storing what it changed (SIGKILL); returns their process ids."""
+    ended = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % entry, "rb") as handle:
+                argv = handle.read().split(b"\0")
+            with open("/proc/%s/environ" % entry, "rb") as handle:
+                env = handle.read().split(b"\0")
+        except OSError:
+            continue
+        if MODULE.encode() not in argv or b"--reload-after" in argv:
+            continue
+        wanted = {("%s=%s" % (name, directory)).encode() for name in ("ETHERCLUSTER_CLI_DIR", "OVS_RUNDIR")}
+        if wanted & set(env):
+            try:
+                os.kill(int(entry), signal.SIGKILL)
+                ended.append(int(entry))
+            except ProcessLookupError:
+                pass
+    return ended
+
+
 def reload_after(directory: str, seconds: float, shell: Callable[[str, str], str] = _shell) -> bool:
     """The timer of ``reload in``: after ``seconds``, unless cancelled,
-    the switch "reloads": the startup configuration (none: the factory
+    the switch "reloads": its CLI sessions end, the startup configuration (none: the factory
     defaults) becomes the running one and reaches the data plane, and a
     management path a push had cut (lab fault) is back. True when it fired."""
     time.sleep(seconds)
     path = os.path.join(directory, RELOAD_FILE)
     if _read_json(path).get("pid") != os.getpid():
         return False
+    end_sessions(directory)
     settings = load_settings(directory)
     switch = settings.get("hostname") or os.path.basename(directory)
     startup = _read(os.path.join(directory, STARTUP_FILE))

@@ -176,3 +176,22 @@ def test_an_enable_password_is_asked_for_and_checked(switch_dir):
     assert session.feed("wrong") == "\n% Bad secret\nsw1>"
     assert session.feed("enable") == "Password:"
     assert session.feed("s3cret") == "\nsw1#"
+
+
+def test_a_reload_ends_the_switchs_sessions_and_only_those(switch_dir, tmp_path_factory):
+    other_dir = tmp_path_factory.mktemp("other_switch")
+    argv = [sys.executable, "-c", "import time; time.sleep(60)", os6_cli.MODULE]
+    mine = subprocess.Popen(argv, env=dict(os.environ, OVS_RUNDIR=str(switch_dir)))  # pylint: disable=consider-using-with
+    other = subprocess.Popen(argv, env=dict(os.environ, OVS_RUNDIR=str(other_dir)))  # pylint: disable=consider-using-with
+    try:
+        deadline = time.time() + 10
+        while time.time() < deadline and os6_cli.MODULE not in open("/proc/%d/cmdline" % other.pid, encoding="utf-8").read():
+            time.sleep(0.05)
+        assert os6_cli.end_sessions(str(switch_dir)) == [mine.pid]
+        assert mine.wait(timeout=10) == -signal.SIGKILL
+        assert other.poll() is None
+    finally:
+        other.kill()
+        other.wait()
+        mine.kill()
+        mine.wait()
