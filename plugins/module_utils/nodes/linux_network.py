@@ -366,7 +366,7 @@ def route_table(entry: dict[str, Any]) -> list[tuple[int, int, int, list[str]]]:
     prefix length, next hops)`` (integers; no next hop: connected), longest
     prefix first, connected before a route of the same prefix: what
     :func:`planned_paths` looks addresses up in."""
-    table = []
+    table: list[tuple[int, int, int, list[str]]] = []
     for item in entry.get("interfaces", []):
         net = ipaddress.IPv4Interface(item["address"]).network
         table.append((int(net.network_address), int(net.netmask), net.prefixlen, []))
