@@ -112,61 +112,23 @@ struct pmc_stat {
 	__u64 no_mac;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct pmc_config);
-} pmc_config SEC(".maps");
+/* One BPF map (libbpf's BTF-defined form). */
+#define PMC_MAP(name, kind, entries, key_type, value_type) \
+	struct { \
+		__uint(type, kind); \
+		__uint(max_entries, entries); \
+		__type(key, key_type); \
+		__type(value, value_type); \
+	} name SEC(".maps")
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, PMC_MAX_PORTS);
-	__type(key, __u32);
-	__type(value, struct pmc_port);
-} pmc_ports SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct pmc_mac_key);
-	__type(value, struct pmc_mac);
-} pmc_mac_table SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, struct pmc_stream_key);
-	__type(value, struct pmc_stream);
-} pmc_streams SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, PMC_MAX_PORTS * PMC_MAX_PER_PORT);
-	__type(key, struct pmc_stream_key);
-	__type(value, struct pmc_port_info);
-} pmc_port_info SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, PMC_MAX_PORTS * PMC_MAX_PER_PORT);
-	__type(key, __u32);
-	__type(value, struct pmc_stream_key);
-} pmc_reg_info SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct pmc_rr);
-} pmc_rr SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, PMC_MAX_PORTS);
-	__type(key, __u32);
-	__type(value, struct pmc_stat);
-} pmc_stats SEC(".maps");
+PMC_MAP(pmc_config, BPF_MAP_TYPE_ARRAY, 1, __u32, struct pmc_config);
+PMC_MAP(pmc_ports, BPF_MAP_TYPE_ARRAY, PMC_MAX_PORTS, __u32, struct pmc_port);
+PMC_MAP(pmc_mac_table, BPF_MAP_TYPE_HASH, 4096, struct pmc_mac_key, struct pmc_mac);
+PMC_MAP(pmc_streams, BPF_MAP_TYPE_LRU_HASH, 16384, struct pmc_stream_key, struct pmc_stream);
+PMC_MAP(pmc_port_info, BPF_MAP_TYPE_HASH, PMC_MAX_PORTS * PMC_MAX_PER_PORT, struct pmc_stream_key, struct pmc_port_info);
+PMC_MAP(pmc_reg_info, BPF_MAP_TYPE_ARRAY, PMC_MAX_PORTS * PMC_MAX_PER_PORT, __u32, struct pmc_stream_key);
+PMC_MAP(pmc_rr, BPF_MAP_TYPE_ARRAY, 1, __u32, struct pmc_rr);
+PMC_MAP(pmc_stats, BPF_MAP_TYPE_PERCPU_ARRAY, PMC_MAX_PORTS, __u32, struct pmc_stat);
 
 static __always_inline int seq_after(__u32 a, __u32 b)
 {
