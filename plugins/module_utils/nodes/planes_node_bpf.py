@@ -36,7 +36,8 @@ NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
 def pin_dir(node: str) -> str:
-    """Where the node's programs (``prog/``) and maps (``maps/``) are pinned."""
+    """Where the node's programs (``prog/``) and maps (``maps/``) are pinned
+    (``node``: the node's name, or its namespace in a lab, unique on the machine)."""
     if not NAME_RE.match(node):
         raise PlanesNodeError("node %r: the pin directory needs a name of letters, digits, '_', '.', '-'" % node)
     return "%s/%s" % (PIN_ROOT, node)
@@ -145,7 +146,7 @@ def present_changes(view: dict[str, Any], live: dict[str, Any], entries: dict[st
                     obj: str, compile_argv: list[str]) -> list[dict[str, Any]]:
     """Everything pmcme needs, given the live state (see :func:`absent_changes`
     for ``live``'s keys)."""
-    pins = pin_dir(view["node"])
+    pins = pin_dir(view["instance"])
     found, fresh = load_changes(live, pins, obj, compile_argv)
     for name in CONFIG_MAPS:
         have = {} if fresh else live["maps"].get(name, {})
@@ -185,7 +186,7 @@ def absent_changes(view: dict[str, Any], live: dict[str, Any], created_clsact: l
     for dev in sorted(set(created_clsact) & set(live["clsact"])):
         found.append(change("bpf", dev + " clsact", "clsact", "", ["tc", "qdisc", "del", "dev", dev, "clsact"]))
     if live["pinned"]:
-        pins = pin_dir(view["node"])
+        pins = pin_dir(view["instance"])
         found.append(change("bpf", "pins", pins, "", ["rm", "-rf", pins]))
     return found
 
