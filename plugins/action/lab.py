@@ -28,12 +28,12 @@ try:
         STATE_ROOT,
         lab_layout,
     )
+    from ansible_collections.ethercluster.routing.plugins.module_utils.lab.nodes_lab import nodes_layout
+    from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.input_limits import load_yaml_text, read_text
     from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import (
         load_topology,
         topology_from_data,
     )
-    from ansible_collections.ethercluster.routing.plugins.module_utils.lab.nodes_lab import nodes_layout
-    from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.input_limits import load_yaml_text, read_text
 except ImportError as exc:  # networkx, netaddr, ... missing on the controller
     IMPORT_ERROR = exc
     STATE_ROOT = "/run/ethercluster-lab"

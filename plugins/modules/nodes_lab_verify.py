@@ -50,7 +50,8 @@ attributes:
 requirements:
   - root on the lab machine; iproute2, iputils ping, iperf3
 notes:
-  - docs/nodes.md of the collection.
+  - The probes and what each failure means - docs/nodes.md of the collection, section "The verification".
+  - Every probe names the pair, the address, its owner and the TTL it was sent with.
 """
 
 EXAMPLES = r"""

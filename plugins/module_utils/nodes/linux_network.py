@@ -171,15 +171,20 @@ def _check_route(where: str, index: int, item: Any, interfaces: list[str]) -> di
     return {"to": to, "nexthops": nexthops}
 
 
-def parse_links(text: str) -> dict[str, dict[str, Any]]:
-    """``ip -j address show`` output -> per interface: ``up`` (administratively),
-    ``mac`` and ``addresses`` (IPv4, scope global, ``a.b.c.d/len``)."""
+def _json_list(text: str, command: str) -> list[Any]:
+    """The JSON list ``command`` printed ([] for no output)."""
     try:
         data = json.loads(text or "[]")
     except ValueError as exc:
-        raise NodeNetworkError("cannot read `ip -j address show`: %s" % exc) from None
+        raise NodeNetworkError("cannot read `%s`: %s" % (command, exc)) from None
+    return data if isinstance(data, list) else []
+
+
+def parse_links(text: str) -> dict[str, dict[str, Any]]:
+    """``ip -j address show`` output -> per interface: ``up`` (administratively),
+    ``mac`` and ``addresses`` (IPv4, scope global, ``a.b.c.d/len``)."""
     links = {}
-    for link in data if isinstance(data, list) else []:
+    for link in _json_list(text, "ip -j address show"):
         if not isinstance(link, dict) or "ifname" not in link:
             continue
         addresses = ["%s/%s" % (info.get("local"), info.get("prefixlen")) for info in link.get("addr_info", [])
@@ -193,12 +198,8 @@ def parse_routes(text: str) -> dict[str, dict[str, Any]]:
     """``ip -j route show`` (main table, IPv4) output -> per destination network:
     ``protocol`` and ``nexthops`` (sorted ``{via, dev}``; empty for a
     connected route)."""
-    try:
-        data = json.loads(text or "[]")
-    except ValueError as exc:
-        raise NodeNetworkError("cannot read `ip -j route show`: %s" % exc) from None
     routes = {}
-    for route in data if isinstance(data, list) else []:
+    for route in _json_list(text, "ip -j route show"):
         if not isinstance(route, dict) or route.get("type", "unicast") != "unicast":
             continue
         dst = route.get("dst", "")
