@@ -14,6 +14,8 @@ from ansible.errors import AnsibleError
 from ansible.utils.display import Display
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base import CollectionAction
 
+from ansible_collections.ethercluster.routing.plugins.action.link_transition import PLAN_OPTIONS
+from ansible_collections.ethercluster.routing.plugins.action.link_transition import ActionModule as LinkTransitionAction
 from ansible_collections.ethercluster.routing.plugins.modules.failover import ARGUMENT_RULES, ARGUMENT_SPEC
 
 try:
@@ -26,7 +28,6 @@ else:
     IMPORT_ERROR = None
 
 display = Display()
-PLAN_OPTIONS = ("vlan_range", "traffic", "max_broadcast_copies", "broadcast", "reserved")
 
 
 class ActionModule(CollectionAction):
@@ -40,10 +41,10 @@ class ActionModule(CollectionAction):
 
     def run_action(self, args, task_vars, result):
         given = dict(args["plan_options"] or {})
-        unknown = sorted(set(given) - set(PLAN_OPTIONS))
-        if unknown:
-            return self.failed(result, "plan_options: unknown option(s) %s (known: %s)"
-                               % (", ".join(unknown), ", ".join(PLAN_OPTIONS)))
+        for key in sorted(given):
+            if key not in PLAN_OPTIONS:
+                return self.failed(result, "plan_options: %s is no plan option (known: %s)"
+                                   % (key, ", ".join(PLAN_OPTIONS)))
         options = dict(given, engine=args["routing"], assignment=args["assignment"],
                        engine_options=args["engine_options"])
         topology = fabric_access.load_fabric_topology(self, args["topology"])
@@ -121,10 +122,5 @@ class ActionModule(CollectionAction):
         except (OSError, ValueError) as exc:
             raise AnsibleError("%s: not a stored failover: %s" % (path, exc)) from None
 
-    def _append(self, path, entry):
-        if not path or self._task.check_mode:
-            return
-        path = os.path.abspath(os.path.expanduser(path))
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(entry, sort_keys=True) + "\n")
+    # one JSON line per entry, nothing in check mode: as the link transitions log
+    _append = LinkTransitionAction._log

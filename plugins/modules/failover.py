@@ -50,23 +50,25 @@ options:
     description: The directory of the deployed intent, where C(failover.json) and C(failover.md) are kept.
     type: path
   plan_options:
-    description: More options of the plan (C(vlan_range), C(traffic), C(max_broadcast_copies), C(broadcast)), as deployed.
+    description:
+      - The deployed plan's other settings (C(vlan_range), C(traffic), C(max_broadcast_copies), C(broadcast)); the
+        role passes those of the deployed intent.
     type: dict
   wait_s:
-    description: Seconds to wait after the last PVID flip before the old bank is removed.
-    type: float
+    description: How long (seconds) old-bank frames may drain after the last switch flipped, before that bank goes.
     default: 1.0
+    type: float
   max_parallel:
-    description: At most this many switches of a parallel push step are written at once. Default is all of them.
+    description: Bound on the switches written at once by one parallel push (default all).
     type: int
   log:
-    description: A file on the controller to which one JSON line is appended per step run.
+    description: Controller file that gets a JSON line per step.
     type: path
-requirements:
-  - PyYAML, networkx, numpy, scipy on the controller, and what the switches' connection plugin needs (the OpenSSH
-    client for C(ssh))
 seealso:
   - module: ethercluster.routing.link_transition
+requirements:
+  - On the controller PyYAML, networkx, numpy and scipy; for the switches what their connection plugin needs
+    (OpenSSH for C(ssh)).
 """
 
 EXAMPLES = r"""
