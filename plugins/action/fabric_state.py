@@ -13,7 +13,6 @@ import time
 
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base import CollectionAction
 
-from ansible_collections.ethercluster.routing.plugins.modules.fabric_state import ARGUMENT_SPEC
 
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.power import fabric_state as fs
@@ -29,8 +28,6 @@ class ActionModule(CollectionAction):
     """Read every switch; return the fabric's state."""
 
     MODULE = "ethercluster.routing.fabric_state"
-    ARGUMENT_SPEC = ARGUMENT_SPEC
-    IMPORT_ERROR = IMPORT_ERROR
     REQUIREMENTS = "networkx, PyYAML"
 
     def run_action(self, args, task_vars, result):

@@ -67,7 +67,6 @@ class ActionModule(CollectionAction):
     MODULE = MODULE
     ARGUMENT_SPEC = ARGUMENT_SPEC
     ARGUMENT_RULES = {"mutually_exclusive": [("src", "topology", "design")]}
-    IMPORT_ERROR = IMPORT_ERROR
     _requires_connection = True  # the module runs on the lab machine
 
     def run_action(self, args, task_vars, result):

@@ -19,7 +19,6 @@ from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller im
     task_intent,
     task_var,
 )
-from ansible_collections.ethercluster.routing.plugins.modules.lab_verify import ARGUMENT_SPEC
 
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
@@ -37,9 +36,7 @@ class ActionModule(CollectionAction):
     """Compute what the lab must do from the intent, then run the module."""
 
     MODULE = MODULE
-    ARGUMENT_SPEC = ARGUMENT_SPEC
     ARGUMENT_RULES = {"mutually_exclusive": [("intent", "src")], "required_one_of": [("intent", "src")]}
-    IMPORT_ERROR = IMPORT_ERROR
     REQUIREMENTS = "networkx, PyYAML"
     FAILED_RESULT = {"passed": False}
     _requires_connection = True  # the module runs on the lab machine

@@ -18,10 +18,6 @@ from ansible.errors import AnsibleError
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base import CollectionAction
 from ansible.utils.display import Display
 
-from ansible_collections.ethercluster.routing.plugins.modules.link_transition import (
-    ARGUMENT_RULES,
-    ARGUMENT_SPEC,
-)
 
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
@@ -70,9 +66,6 @@ class ActionModule(CollectionAction):
     """Plan and run one link transition against every switch."""
 
     MODULE = "ethercluster.routing.link_transition"
-    ARGUMENT_SPEC = ARGUMENT_SPEC
-    ARGUMENT_RULES = ARGUMENT_RULES
-    IMPORT_ERROR = IMPORT_ERROR
     REQUIREMENTS = "networkx, numpy, scipy, PyYAML"
 
     def run_action(self, args, task_vars, result):

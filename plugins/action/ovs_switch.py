@@ -20,10 +20,6 @@ from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller im
     task_intent,
     task_var,
 )
-from ansible_collections.ethercluster.routing.plugins.modules.ovs_switch import (
-    ARGUMENT_RULES,
-    ARGUMENT_SPEC,
-)
 
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import ovs
@@ -43,9 +39,6 @@ class ActionModule(CollectionAction):
     """Render, read, compare and write one OVS switch."""
 
     MODULE = MODULE
-    ARGUMENT_SPEC = ARGUMENT_SPEC
-    ARGUMENT_RULES = ARGUMENT_RULES
-    IMPORT_ERROR = IMPORT_ERROR
     REQUIREMENTS = "PyYAML"
 
     def run_action(self, args, task_vars, result):

@@ -13,10 +13,6 @@ from ansible import constants as C
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base import CollectionAction
 
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import controller_path
-from ansible_collections.ethercluster.routing.plugins.modules.plan import (
-    ARGUMENT_RULES,
-    ARGUMENT_SPEC,
-)
 
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
@@ -84,9 +80,6 @@ class ActionModule(CollectionAction):
     """Plan routing, VLANs and static MACs; return the intent; write the files."""
 
     MODULE = "ethercluster.routing.plan"
-    ARGUMENT_SPEC = ARGUMENT_SPEC
-    ARGUMENT_RULES = ARGUMENT_RULES
-    IMPORT_ERROR = IMPORT_ERROR
     REQUIREMENTS = "networkx, numpy, scipy, netaddr, jinja2, PyYAML, jsonschema, fastjsonschema"
 
     def run_action(self, args, task_vars, result):

@@ -7,15 +7,7 @@ the work: module_utils/nodes/planes.py)."""
 
 from __future__ import annotations
 
-import os
-
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base import CollectionAction
-
-from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import controller_path
-from ansible_collections.ethercluster.routing.plugins.modules.planes_plan import (
-    ARGUMENT_RULES,
-    ARGUMENT_SPEC,
-)
 
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.nodes.planes import plan_file, plan_planes
@@ -30,19 +22,11 @@ class ActionModule(CollectionAction):
     """Plan a multi-port planes design; return the plan."""
 
     MODULE = "ethercluster.routing.planes_plan"
-    ARGUMENT_SPEC = ARGUMENT_SPEC
-    ARGUMENT_RULES = ARGUMENT_RULES
-    IMPORT_ERROR = IMPORT_ERROR
     REQUIREMENTS = "PyYAML"
 
     def run_action(self, args, task_vars, result):
         if args["design"] is not None:
-            path = controller_path(self, args["design"])
-            if path is None:
-                return self.failed(result, "design: file %r not found (looked in the role/playbook files "
-                                           "directories, the playbook directory and the current directory %s)"
-                                   % (args["design"], os.getcwd()))
-            result["design"] = path
+            path = result["design"] = self.controller_file("design", args["design"])
             plan = plan_file(path)
         else:
             plan = plan_planes(plain_data(args["design_data"]), source="design_data")

@@ -15,7 +15,6 @@ from concurrent.futures import ThreadPoolExecutor
 from ansible.errors import AnsibleError
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base import CollectionAction
 
-from ansible_collections.ethercluster.routing.plugins.modules.power_decide import ARGUMENT_SPEC
 
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.power import (
@@ -43,8 +42,6 @@ class ActionModule(CollectionAction):
     """Read the state and the counters; decide."""
 
     MODULE = "ethercluster.routing.power_decide"
-    ARGUMENT_SPEC = ARGUMENT_SPEC
-    IMPORT_ERROR = IMPORT_ERROR
     REQUIREMENTS = "networkx, numpy, scipy, PyYAML; pysnmp for SNMP counters"
 
     def run_action(self, args, task_vars, result):

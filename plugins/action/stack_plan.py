@@ -13,12 +13,6 @@ import os
 from ansible import constants as C
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base import CollectionAction
 
-from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import controller_path
-from ansible_collections.ethercluster.routing.plugins.modules.stack_plan import (
-    ARGUMENT_RULES,
-    ARGUMENT_SPEC,
-)
-
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.nodes.stack import plan_stack
     from ansible_collections.ethercluster.routing.plugins.module_utils.nodes.stack_design import (
@@ -42,19 +36,11 @@ class ActionModule(CollectionAction):
     """Plan a Stack-Ring/Stack-Mesh fabric; return the plan; write the files."""
 
     MODULE = "ethercluster.routing.stack_plan"
-    ARGUMENT_SPEC = ARGUMENT_SPEC
-    ARGUMENT_RULES = ARGUMENT_RULES
-    IMPORT_ERROR = IMPORT_ERROR
     REQUIREMENTS = "PyYAML, jsonschema, fastjsonschema"
 
     def run_action(self, args, task_vars, result):
         if args["design"] is not None:
-            path = controller_path(self, args["design"])
-            if path is None:
-                return self.failed(result, "design: file %r not found (looked in the role/playbook files "
-                                           "directories, the playbook directory and the current directory %s)"
-                                   % (args["design"], os.getcwd()))
-            result["design"] = path
+            path = result["design"] = self.controller_file("design", args["design"])
             design = load_design(path)
         else:
             design = validate_design(plain_data(args["design_data"]), source="design_data")

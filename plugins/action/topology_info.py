@@ -11,10 +11,6 @@ import os
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base import CollectionAction
 
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import controller_path
-from ansible_collections.ethercluster.routing.plugins.modules.topology_info import (
-    ARGUMENT_RULES,
-    ARGUMENT_SPEC,
-)
 
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.errors import TopologyError
@@ -33,9 +29,6 @@ class ActionModule(CollectionAction):
     """Validate a topology and return it in explicit form with a summary."""
 
     MODULE = "ethercluster.routing.topology_info"
-    ARGUMENT_SPEC = ARGUMENT_SPEC
-    ARGUMENT_RULES = ARGUMENT_RULES
-    IMPORT_ERROR = IMPORT_ERROR
 
     def run_action(self, args, task_vars, result):
         try:

@@ -304,8 +304,7 @@ ARGUMENT_SPEC = {
     "settings": {"type": "dict"},
     "out": {"type": "path"},
 }
-ARGUMENT_RULES = {"mutually_exclusive": [("topology", "topology_data")],
-                  "required_one_of": [("topology", "topology_data")]}
+ARGUMENT_RULES = module_args.file_or_data("topology")
 
 
 def main():

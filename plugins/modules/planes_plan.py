@@ -117,8 +117,7 @@ ARGUMENT_SPEC = {
     "design": {"type": "path"},
     "design_data": {"type": "dict"},
 }
-ARGUMENT_RULES = {"mutually_exclusive": [("design", "design_data")],
-                  "required_one_of": [("design", "design_data")]}
+ARGUMENT_RULES = module_args.file_or_data("design")
 
 
 def main():

@@ -14,12 +14,16 @@ writes :meth:`run_action`.
 
 from __future__ import annotations
 
+import importlib
+import os
+import sys
 from typing import Any
 
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import controller_path
 
 
 class CollectionAction(ActionBase):
@@ -30,12 +34,15 @@ class CollectionAction(ActionBase):
     ``MODULE``
         the module's full name, for messages (``ethercluster.routing.plan``);
     ``ARGUMENT_SPEC``
-        the module's argument spec (the one in ``plugins/modules/<name>.py``);
+        the module's argument spec; by default the ``ARGUMENT_SPEC`` of
+        ``plugins/modules/<name>.py``, the module ``MODULE`` names;
     ``ARGUMENT_RULES``
         keyword arguments of ``validate_argument_spec`` besides the spec
-        (``mutually_exclusive``, ``required_one_of``, ...);
+        (``mutually_exclusive``, ``required_one_of``, ...); by default the
+        module's ``ARGUMENT_RULES`` (none if it has none);
     ``IMPORT_ERROR``
         the ImportError of the plugin's imports of the planning code, or None;
+        by default the plugin file's global ``IMPORT_ERROR``;
     ``REQUIREMENTS``
         the packages to name when that import failed;
     ``FAILED_RESULT``
@@ -56,7 +63,27 @@ class CollectionAction(ActionBase):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        if "ARGUMENT_SPEC" not in cls.__dict__:
+            # the module documents the options; the plugin validates with its spec
+            module = importlib.import_module("ansible_collections.ethercluster.routing.plugins.modules."
+                                             + cls.MODULE.rsplit(".", 1)[-1])
+            cls.ARGUMENT_SPEC = module.ARGUMENT_SPEC
+            if "ARGUMENT_RULES" not in cls.__dict__:
+                cls.ARGUMENT_RULES = getattr(module, "ARGUMENT_RULES", {})
+        if "IMPORT_ERROR" not in cls.__dict__:
+            cls.IMPORT_ERROR = getattr(sys.modules.get(cls.__module__), "IMPORT_ERROR", None)
         cls._VALID_ARGS = frozenset(cls.ARGUMENT_SPEC)
+
+    def controller_file(self, option: str, name: str, what: str = "file") -> str:
+        """The path of ``name`` (option ``option``) on the controller, looked up
+        like a role's or playbook's file; AnsibleError naming the option and the
+        places looked in when there is none."""
+        path = controller_path(self, name)
+        if path is None:
+            raise AnsibleError("%s: %s %r not found (looked in the role/playbook files directories, "
+                               "the playbook directory and the current directory %s)"
+                               % (option, what, name, os.getcwd()))
+        return path
 
     def run(self, tmp: str | None = None, task_vars: dict | None = None) -> dict:
         result = super().run(tmp, task_vars)

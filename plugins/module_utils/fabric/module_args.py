@@ -29,6 +29,13 @@ DEPLOYED_FABRIC_SPEC: dict[str, dict[str, Any]] = {
 }
 
 
+def file_or_data(option: str) -> dict[str, Any]:
+    """Argument rules of a module that takes its input either from a file
+    (option ``option``) or inline (``<option>_data``): exactly one of the two."""
+    pair = (option, option + "_data")
+    return {"mutually_exclusive": [pair], "required_one_of": [pair]}
+
+
 def refuse_bare_run(name: str, argument_spec: dict[str, Any], **spec_rules: Any) -> None:
     """``main()`` of module ``name``, which works only through its action
     plugin: validate the arguments (so ``ansible-doc`` and sanity see the
