@@ -71,7 +71,7 @@ class CollectionAction(ActionBase):
             if "ARGUMENT_RULES" not in cls.__dict__:
                 cls.ARGUMENT_RULES = getattr(module, "ARGUMENT_RULES", {})
         if "IMPORT_ERROR" not in cls.__dict__:
-            cls.IMPORT_ERROR = getattr(sys.modules.get(cls.__module__), "IMPORT_ERROR", None)
+            cls.IMPORT_ERROR = getattr(sys.modules.get(cls.__module__), "IMPORT_ERROR", cls.IMPORT_ERROR)
         cls._VALID_ARGS = frozenset(cls.ARGUMENT_SPEC)
 
     def controller_file(self, option: str, name: str, what: str = "file") -> str:
