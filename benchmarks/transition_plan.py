@@ -65,9 +65,9 @@ def main():
                 routable += 1
             except EtherclusterError:
                 obstruction = direct_obstruction(topology, base, [index])
-                proofs.append("  * %s: %s" % (topology.links[index].name,
-                                               obstruction["reason"] if obstruction
-                                               else "no obstruction found (another turn order may work)"))
+                reason = obstruction["reason"] if obstruction else \
+                    "no obstruction found (another turn order may work)"
+                proofs.append("  * %s: %s" % (topology.links[index].name, reason))
         lossless.append("%dx%d torus, %s: %d of %d links can go off losslessly (kept turn order)"
                         % (size, size, args.engine, routable, len(topology.links)))
         lossless.extend(proofs)
