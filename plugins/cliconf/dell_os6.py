@@ -150,8 +150,8 @@ class Cliconf(CliconfBase):
         for number, line in enumerate(lines, 1):
             try:
                 results.append(self.send_command(**line))
-                self._check_session()
-            except AnsibleConnectionFailure as exc:
+                self._check_session(results[-1])
+            except (AnsibleConnectionFailure, OSError) as exc:  # OSError: paramiko's "Socket is closed"
                 failure = AnsibleConnectionFailure(
                     "line %d of %d (%r) failed: %s; the %d line(s) before it were taken, none after it was sent"
                     % (number, len(lines), line["command"], _answer(exc), number - 1))
@@ -159,17 +159,20 @@ class Cliconf(CliconfBase):
             requests.append(line["command"])
         try:
             self.send_command(self.CONFIG_EXIT)
-        except AnsibleConnectionFailure:
+        except (AnsibleConnectionFailure, OSError):
             if failure is None:
                 raise
         if failure is not None:
             raise failure
         return {"request": requests, "response": results}
 
-    def _check_session(self):
-        """Raise when the switch ended the session (the line's answer was cut off)."""
+    def _check_session(self, response):
+        """Raise when the switch ended the session (the line's answer was cut
+        off: network_cli returns no response, which it hands on as the text
+        ``None``, when the channel closes before the prompt)."""
         shell = getattr(self._connection, "_ssh_shell", None)
-        if shell is not None and (getattr(shell, "closed", False) or getattr(shell, "eof_received", False)):
+        if response is None or response == "None" or (shell is not None and (
+                getattr(shell, "closed", False) or getattr(shell, "eof_received", False))):
             raise AnsibleConnectionFailure("the switch ended the session before answering")
 
     def get(self, command=None, prompt=None, answer=None, sendonly=False, newline=True,
