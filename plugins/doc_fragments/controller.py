@@ -40,7 +40,9 @@ options: {}
 """
 
     # ``ethercluster.routing.controller.local``: modules that never use the
-    # host's connection (they plan or read files on the controller)
+    # host's connection (they plan or read files on the controller). This and
+    # the fragments below are listed before ``ethercluster.routing.controller``:
+    # the first fragment's value of an attribute field wins (here the platform)
     LOCAL = r"""
 attributes:
   become:
@@ -53,10 +55,45 @@ attributes:
     description: Whether C(delegate_to) changes where the task runs.
     support: none
     details: The task always runs on the controller; delegation has no effect.
+  platform:
+    description: The systems the task can act on.
+    support: N/A
+    platforms: all
 notes:
   - A relative path of a controller file is looked up like other controller-side files (the role's or
     playbook's C(files/) directory, then the playbook directory), then relative to the current directory.
 options: {}
+"""
+
+    # ``ethercluster.routing.controller.read_only``: modules that change nothing
+    READ_ONLY = r"""
+attributes:
+  check_mode:
+    details: Nothing is changed in any mode.
+"""
+
+    # ``ethercluster.routing.controller.plan_files``: modules that compute a plan
+    # and, given O(out), write its files
+    PLAN_FILES = r"""
+attributes:
+  check_mode:
+    details: Computes the whole plan and reports which files would change; writes nothing.
+  diff_mode:
+    support: full
+    details: Shows how the plan's main file in O(out) changes (C(intent.json) of a routing plan, C(nodes.yml) of a
+      host-routed one).
+"""
+
+    # ``ethercluster.routing.controller.design``: modules that plan a host-routed
+    # design given as a file or inline (the planes and Stack-Ring/Stack-Mesh plans)
+    DESIGN = r"""
+options:
+  design:
+    description:
+      - Path of the design file (YAML; a top-level C(design:) mapping, or the mapping itself), read with the
+        collection's input limits (size, nesting, aliases, duplicate keys).
+      - Exactly one of O(design) and O(design_data) is required.
+    type: path
 """
 
     # ``ethercluster.routing.controller.deployed_fabric``: modules that act on a

@@ -38,16 +38,9 @@ description:
     back what was deployed (docs/roles.md)."
   - Contacts no device. The file formats are described in docs/plan.md and docs/topology.md of the collection.
 extends_documentation_fragment:
-  - ethercluster.routing.controller
   - ethercluster.routing.controller.local
-attributes:
-  check_mode:
-    details: Computes the whole plan and reports which files would change; writes nothing.
-  diff_mode:
-    support: full
-    details: Shows the change of C(intent.json) in O(out).
-  platform:
-    platforms: all
+  - ethercluster.routing.controller.plan_files
+  - ethercluster.routing.controller
 options:
   topology:
     description:
@@ -288,6 +281,7 @@ out:
 
 from ansible_collections.ethercluster.routing.plugins.module_utils.fabric import module_args
 
+ARGUMENT_RULES = module_args.file_or_data("topology")
 ARGUMENT_SPEC = {
     "topology": {"type": "path"},
     "topology_data": {"type": "dict"},
@@ -304,7 +298,6 @@ ARGUMENT_SPEC = {
     "settings": {"type": "dict"},
     "out": {"type": "path"},
 }
-ARGUMENT_RULES = module_args.file_or_data("topology")
 
 
 def main():

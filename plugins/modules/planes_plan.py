@@ -28,19 +28,11 @@ description:
   - Contacts no device and writes nothing; playbooks/plan_planes.yml writes the plan's files.
     The design and the plan are described in docs/planes.md of the collection.
 extends_documentation_fragment:
-  - ethercluster.routing.controller
   - ethercluster.routing.controller.local
-attributes:
-  check_mode:
-    details: Nothing is changed in any mode.
-  platform:
-    platforms: all
+  - ethercluster.routing.controller.read_only
+  - ethercluster.routing.controller
+  - ethercluster.routing.controller.design
 options:
-  design:
-    description:
-      - Path of the design file (YAML; a top-level C(design:) mapping, or the mapping itself), read with the
-        collection's input limits (size, nesting, aliases, duplicate keys).
-    type: path
   design_data:
     description:
       - "The design as data - for example C({kind: planes, nodes: 4, ports: 4})."
@@ -113,11 +105,8 @@ design:
 
 from ansible_collections.ethercluster.routing.plugins.module_utils.fabric import module_args
 
-ARGUMENT_SPEC = {
-    "design": {"type": "path"},
-    "design_data": {"type": "dict"},
-}
 ARGUMENT_RULES = module_args.file_or_data("design")
+ARGUMENT_SPEC = module_args.file_or_data_spec("design")
 
 
 def main():

@@ -32,22 +32,11 @@ description:
   - A bad design fails the task with a message naming the file and the field (C(design.<field>)).
   - Contacts no device. The design file and the plan are described in docs/stack.md of the collection.
 extends_documentation_fragment:
-  - ethercluster.routing.controller
   - ethercluster.routing.controller.local
-attributes:
-  check_mode:
-    details: Computes the whole plan and reports which files would change; writes nothing.
-  diff_mode:
-    support: full
-    details: Shows the change of C(nodes.yml) in O(out).
-  platform:
-    platforms: all
+  - ethercluster.routing.controller.plan_files
+  - ethercluster.routing.controller
+  - ethercluster.routing.controller.design
 options:
-  design:
-    description:
-      - Path of the design file (YAML; a top-level C(design:) mapping, or the mapping itself), read with the
-        collection's input limits (size, nesting, aliases, duplicate keys).
-    type: path
   design_data:
     description:
       - "The design as data, the mapping of the file's C(design:) - for example
@@ -139,12 +128,8 @@ out:
 
 from ansible_collections.ethercluster.routing.plugins.module_utils.fabric import module_args
 
-ARGUMENT_SPEC = {
-    "design": {"type": "path"},
-    "design_data": {"type": "dict"},
-    "out": {"type": "path"},
-}
 ARGUMENT_RULES = module_args.file_or_data("design")
+ARGUMENT_SPEC = module_args.file_or_data_spec("design", out={"type": "path"})
 
 
 def main():

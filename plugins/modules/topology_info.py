@@ -23,13 +23,9 @@ description:
   - The file format is described in docs/topology.md of the collection.
     An inventory source file of P(ethercluster.routing.topology#inventory) is a valid O(src).
 extends_documentation_fragment:
-  - ethercluster.routing.controller
   - ethercluster.routing.controller.local
-attributes:
-  check_mode:
-    details: Nothing is changed in any mode.
-  platform:
-    platforms: all
+  - ethercluster.routing.controller.read_only
+  - ethercluster.routing.controller
 options:
   src:
     description:

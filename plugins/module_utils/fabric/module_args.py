@@ -29,6 +29,12 @@ DEPLOYED_FABRIC_SPEC: dict[str, dict[str, Any]] = {
 }
 
 
+def file_or_data_spec(option: str, **more: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The argument spec of such a module: ``option`` (a path), ``<option>_data``
+    (a dict) and the options ``more``."""
+    return dict({option: {"type": "path"}, option + "_data": {"type": "dict"}}, **more)
+
+
 def file_or_data(option: str) -> dict[str, Any]:
     """Argument rules of a module that takes its input either from a file
     (option ``option``) or inline (``<option>_data``): exactly one of the two."""
