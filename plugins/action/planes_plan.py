@@ -7,29 +7,16 @@ the work: module_utils/nodes/planes.py)."""
 
 from __future__ import annotations
 
-from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base import CollectionAction
-
-try:
-    from ansible_collections.ethercluster.routing.plugins.module_utils.nodes.planes import plan_file, plan_planes
-    from ansible_collections.ethercluster.routing.plugins.module_utils.intent.documents import plain_data
-except ImportError as exc:  # PyYAML missing on the controller
-    IMPORT_ERROR = exc
-else:
-    IMPORT_ERROR = None
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.design_action import DesignAction, planes
 
 
-class ActionModule(CollectionAction):
+class ActionModule(DesignAction):
     """Plan a multi-port planes design; return the plan."""
 
     MODULE = "ethercluster.routing.planes_plan"
-    REQUIREMENTS = "PyYAML"
 
     def run_action(self, args, task_vars, result):
-        if args["design"] is not None:
-            path = result["design"] = self.controller_file("design", args["design"])
-            plan = plan_file(path)
-        else:
-            plan = plan_planes(plain_data(args["design_data"]), source="design_data")
-        result["plan"] = plan
-        result["summary"] = plan["summary"]
+        path, data = self.design_source(args, result)
+        plan = planes.plan_file(path) if path else planes.plan_planes(data, source="design_data")
+        result.update(plan=plan, summary=plan["summary"])
         return result

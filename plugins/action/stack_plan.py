@@ -11,42 +11,26 @@ from __future__ import annotations
 import os
 
 from ansible import constants as C
-from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base import CollectionAction
-
-try:
-    from ansible_collections.ethercluster.routing.plugins.module_utils.nodes.stack import plan_stack
-    from ansible_collections.ethercluster.routing.plugins.module_utils.nodes.stack_design import (
-        StackDesignError,
-        load_design,
-        validate_design,
-    )
-    from ansible_collections.ethercluster.routing.plugins.module_utils.nodes.stack_report import (
-        NODES_FILE,
-        plan_files,
-        write_files,
-    )
-    from ansible_collections.ethercluster.routing.plugins.module_utils.intent.documents import plain_data
-except ImportError as exc:  # PyYAML or the schema packages missing on the controller
-    IMPORT_ERROR = exc
-else:
-    IMPORT_ERROR = None
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.design_action import (
+    DesignAction,
+    stack,
+    stack_design,
+    stack_report,
+)
 
 
-class ActionModule(CollectionAction):
+class ActionModule(DesignAction):
     """Plan a Stack-Ring/Stack-Mesh fabric; return the plan; write the files."""
 
     MODULE = "ethercluster.routing.stack_plan"
-    REQUIREMENTS = "PyYAML, jsonschema, fastjsonschema"
 
     def run_action(self, args, task_vars, result):
-        if args["design"] is not None:
-            path = result["design"] = self.controller_file("design", args["design"])
-            design = load_design(path)
-        else:
-            design = validate_design(plain_data(args["design_data"]), source="design_data")
+        path, data = self.design_source(args, result)
+        design = stack_design.load_design(path) if path else \
+            stack_design.validate_design(data, source="design_data")
         try:
-            plan = plan_stack(design)
-        except StackDesignError as exc:
+            plan = stack.plan_stack(design)
+        except stack_design.StackDesignError as exc:
             return self.failed(result, "%s: %s" % (result.get("design", "design_data"), exc))
         result.update(plan=plan, checks=plan["checks"], capacity=plan["capacity"])
         if not plan["checks"]["passed"]:
@@ -57,13 +41,13 @@ class ActionModule(CollectionAction):
             return result
         out_dir = os.path.abspath(args["out"])
         result["out"] = out_dir
-        changes = write_files(out_dir, plan_files(plan), check_mode=self._task.check_mode)
+        changes = stack_report.write_files(out_dir, stack_report.plan_files(plan), check_mode=self._task.check_mode)
         result["changed"] = any(change["state"] != "unchanged" for change in changes)
         result["files"] = {change["name"]: {"path": change["path"], "state": change["state"]}
                            for change in changes}
         if self._task.diff:
             result["diff"] = [self._diff(change) for change in changes
-                              if change["name"] == NODES_FILE and change["state"] != "unchanged"]
+                              if change["name"] == stack_report.NODES_FILE and change["state"] != "unchanged"]
         return result
 
     @staticmethod
