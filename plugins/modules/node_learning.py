@@ -127,6 +127,19 @@ import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric import module_args
+
+ARGUMENT_SPEC = module_args.node_spec(
+    host=dict(type="str", required=True),
+    method=dict(type="str", required=True, choices=["vlan_interfaces", "tagged_frames"]),
+    parent=dict(type="str", default="eth0"),
+    mac=dict(type="str"),
+    vlans=dict(type="list", elements="dict", required=True, options=dict(
+        vlan=dict(type="int", required=True), device=dict(type="str", required=True),
+        address=dict(type="str", required=True), broadcast=dict(type="str"))),
+    count=dict(type="int", default=1),
+)
+
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.assign.learning import (
         LearningError,
@@ -143,19 +156,6 @@ except ImportError:
     IMPORT_ERROR = traceback.format_exc()
 else:
     IMPORT_ERROR = None
-
-ARGUMENT_SPEC = dict(
-    host=dict(type="str", required=True),
-    method=dict(type="str", required=True, choices=["vlan_interfaces", "tagged_frames"]),
-    state=dict(type="str", default="present", choices=["present", "absent"]),
-    parent=dict(type="str", default="eth0"),
-    mac=dict(type="str"),
-    vlans=dict(type="list", elements="dict", required=True, options=dict(
-        vlan=dict(type="int", required=True), device=dict(type="str", required=True),
-        address=dict(type="str", required=True), broadcast=dict(type="str"))),
-    count=dict(type="int", default=1),
-    netns=dict(type="str"),
-)
 
 
 def _prefix(params):

@@ -104,6 +104,14 @@ import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric import module_args
+
+ARGUMENT_SPEC = module_args.node_spec(
+    node=dict(type="str", required=True),
+    config=dict(type="dict", required=True),
+    state_file=dict(type="path"),
+)
+
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.nodes.linux_network import (
         NodeNetworkError,
@@ -120,14 +128,6 @@ except ImportError:
     IMPORT_ERROR = traceback.format_exc()
 else:
     IMPORT_ERROR = None
-
-ARGUMENT_SPEC = dict(
-    node=dict(type="str", required=True),
-    config=dict(type="dict", required=True),
-    state=dict(type="str", default="present", choices=["present", "absent"]),
-    netns=dict(type="str"),
-    state_file=dict(type="path"),
-)
 
 
 def _run(module, argv, must=True):

@@ -116,6 +116,18 @@ import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric import module_args
+
+ARGUMENT_SPEC = module_args.node_spec(
+    node=dict(type="str", required=True),
+    plan=dict(type="dict", required=True),
+    mode=dict(type="str", default="pmcme", choices=["pmcme", "l4_multipath", "single"]),
+    threshold=dict(type="int", default=7000),
+    per_port=dict(type="int", default=100),
+    source=dict(type="path"),
+    workdir=dict(type="path", default="/var/lib/ethercluster-planes"),
+)
+
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
     from ansible_collections.ethercluster.routing.plugins.module_utils.nodes.planes_node_apply import apply, enter_netns
@@ -123,18 +135,6 @@ except ImportError:
     IMPORT_ERROR = traceback.format_exc()
 else:
     IMPORT_ERROR = None
-
-ARGUMENT_SPEC = dict(
-    node=dict(type="str", required=True),
-    plan=dict(type="dict", required=True),
-    mode=dict(type="str", default="pmcme", choices=["pmcme", "l4_multipath", "single"]),
-    state=dict(type="str", default="present", choices=["present", "absent"]),
-    threshold=dict(type="int", default=7000),
-    per_port=dict(type="int", default=100),
-    source=dict(type="path"),
-    workdir=dict(type="path", default="/var/lib/ethercluster-planes"),
-    netns=dict(type="str"),
-)
 
 
 def main():

@@ -29,6 +29,13 @@ DEPLOYED_FABRIC_SPEC: dict[str, dict[str, Any]] = {
 }
 
 
+def node_spec(**options: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The argument spec of a module that configures a node: ``options`` plus
+    ``state`` (present or absent) and ``netns`` (a lab node's namespace)."""
+    return dict(options, state={"type": "str", "default": "present", "choices": ["present", "absent"]},
+                netns={"type": "str"})
+
+
 def file_or_data_spec(option: str, **more: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The argument spec of such a module: ``option`` (a path), ``<option>_data``
     (a dict) and the options ``more``."""
