@@ -9,6 +9,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from design_helpers import design_of, raised
 
 from ansible_collections.ethercluster.routing.plugins.module_utils.errors import TopologyError
 from ansible_collections.ethercluster.routing.plugins.module_utils.nodes.planes import (
@@ -21,15 +22,11 @@ SCHEMA = Path(__file__).resolve().parents[3] / "plugins" / "module_utils" / "nod
 
 
 def design(**fields):
-    base = {"kind": "planes", "nodes": 4, "ports": 4}
-    base.update(fields)
-    return base
+    return design_of({"kind": "planes", "nodes": 4, "ports": 4}, **fields)
 
 
 def problems(spec):
-    with pytest.raises(TopologyError) as caught:
-        plan_planes(spec)
-    return caught.value.problems
+    return raised(TopologyError, plan_planes, spec).problems
 
 
 def test_every_plane_is_one_subnet_and_every_node_one_address_in_each():

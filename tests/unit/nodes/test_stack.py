@@ -12,6 +12,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from design_helpers import design_of, raised
 
 from ansible_collections.ethercluster.routing.plugins.module_utils.nodes.stack import (
     expected_forwards,
@@ -29,21 +30,15 @@ SCHEMA = json.loads((Path(__file__).resolve().parents[3] / "plugins" / "module_u
 
 
 def ring(**fields):
-    design = {"kind": "stack_ring", "stages": 4, "nodes_per_stage": 3}
-    design.update(fields)
-    return design
+    return design_of({"kind": "stack_ring", "stages": 4, "nodes_per_stage": 3}, **fields)
 
 
 def mesh(**fields):
-    design = {"kind": "stack_mesh", "groups": 3, "nodes_per_group": 3}
-    design.update(fields)
-    return design
+    return design_of({"kind": "stack_mesh", "groups": 3, "nodes_per_group": 3}, **fields)
 
 
 def refused(design):
-    with pytest.raises(StackDesignError) as caught:
-        plan_stack(design)
-    return str(caught.value)
+    return str(raised(StackDesignError, plan_stack, design))
 
 
 def test_ring_addresses_follow_the_paper_with_the_west_half_moved_up():
