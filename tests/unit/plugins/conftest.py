@@ -48,6 +48,21 @@ class AnsibleCli:
         return subprocess.run([self.tool(name), *map(str, args)], cwd=str(cwd), env=self.env(),
                               capture_output=True, text=True, timeout=180, check=False)
 
+    def playbook_tasks(self, playbook, *args, cwd):
+        """Run ``ansible-playbook PLAYBOOK ARGS`` with the ansible.posix.json
+        callback: (returncode, the first play's tasks as that callback reports
+        them, stdout + stderr). Fails the test when no JSON was printed."""
+        env = self.env()
+        env["ANSIBLE_STDOUT_CALLBACK"] = "ansible.posix.json"
+        proc = subprocess.run([self.tool("ansible-playbook"), str(playbook), *map(str, args)],
+                              cwd=str(cwd), env=env, capture_output=True, text=True, timeout=300, check=False)
+        text = proc.stdout + proc.stderr
+        try:
+            report = json.loads(proc.stdout)
+        except ValueError:
+            raise AssertionError("ansible-playbook printed no JSON:\n" + text) from None
+        return proc.returncode, report["plays"][0]["tasks"], text
+
     def inventory_list(self, path):
         """``ansible-inventory -i PATH --list`` as (group -> set of hosts, hostvars)."""
         proc = self.run("ansible-inventory", "-i", path, "--list", cwd=Path(path).parent)

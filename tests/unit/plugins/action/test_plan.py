@@ -55,19 +55,9 @@ MESH_WITH_TINY_MAC_TABLE = textwrap.dedent("""\
 def playbook(ansible_cli, *args, cwd):
     """Run playbooks/plan.yml with the JSON callback; return (rc, the plan
     task's result, the whole output text)."""
-    env = ansible_cli.env()
-    env["ANSIBLE_STDOUT_CALLBACK"] = "ansible.posix.json"
-    proc = subprocess.run([ansible_cli.tool("ansible-playbook"), PLAYBOOK, *map(str, args)],
-                          cwd=str(cwd), env=env, capture_output=True, text=True, timeout=300,
-                          check=False)
-    text = proc.stdout + proc.stderr
-    try:
-        report = json.loads(proc.stdout)
-    except ValueError:
-        raise AssertionError("ansible-playbook printed no JSON:\n" + text) from None
-    tasks = report["plays"][0]["tasks"]
+    rc, tasks, text = ansible_cli.playbook_tasks(PLAYBOOK, *args, cwd=cwd)
     plan = next(task for task in tasks if task["task"]["name"].split(" : ", 1)[-1] == PLAN_TASK)  # "ROLE : task"
-    return proc.returncode, plan["hosts"]["localhost"], text
+    return rc, plan["hosts"]["localhost"], text
 
 
 def read_outputs(out):
