@@ -125,8 +125,6 @@ vlans:
 import socket
 import traceback
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.ethercluster.routing.plugins.module_utils.fabric import module_args
 
 ARGUMENT_SPEC = module_args.node_spec(
@@ -222,9 +220,7 @@ def _tagged_frames(module, params, vlans):
 
 
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
-    if IMPORT_ERROR is not None:
-        module.fail_json(msg="cannot load the learning code of ethercluster.routing", exception=IMPORT_ERROR)
+    module = module_args.started_module(ARGUMENT_SPEC, IMPORT_ERROR, "learning")
     params = module.params
     try:
         if params["count"] < 1:

@@ -102,8 +102,6 @@ import json
 import os
 import traceback
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.ethercluster.routing.plugins.module_utils.fabric import module_args
 
 ARGUMENT_SPEC = module_args.node_spec(
@@ -163,9 +161,7 @@ def _write_saved(module, path, sysctls):
 
 
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
-    if IMPORT_ERROR is not None:
-        module.fail_json(msg="cannot load the node network code of ethercluster.routing", exception=IMPORT_ERROR)
+    module = module_args.started_module(ARGUMENT_SPEC, IMPORT_ERROR, "node network")
     params = module.params
     state_changed = False
     try:

@@ -114,8 +114,6 @@ pin_dir:
 
 import traceback
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.ethercluster.routing.plugins.module_utils.fabric import module_args
 
 ARGUMENT_SPEC = module_args.node_spec(
@@ -138,9 +136,7 @@ else:
 
 
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
-    if IMPORT_ERROR is not None:
-        module.fail_json(msg="cannot load the planes code of ethercluster.routing", exception=IMPORT_ERROR)
+    module = module_args.started_module(ARGUMENT_SPEC, IMPORT_ERROR, "planes")
     params = module.params
 
     def run(argv):

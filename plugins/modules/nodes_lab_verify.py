@@ -101,7 +101,7 @@ iperf3:
 
 import traceback
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric import module_args
 
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.lab.nodes_lab import read_record, verify
@@ -113,14 +113,12 @@ else:
 
 
 def main():
-    module = AnsibleModule(argument_spec=dict(
+    module = module_args.started_module(dict(
         lab=dict(type="str", required=True),
         design=dict(type="dict", required=True),
         state_root=dict(type="path", default="/run/ethercluster-lab"),
         iperf_seconds=dict(type="float", default=3.0),
-    ), supports_check_mode=True)
-    if IMPORT_ERROR is not None:
-        module.fail_json(msg="cannot load the lab code of ethercluster.routing", exception=IMPORT_ERROR)
+    ), IMPORT_ERROR, "lab")
     params = module.params
     record = read_record(params["state_root"], params["lab"])
     if record is None:

@@ -49,6 +49,17 @@ def file_or_data(option: str) -> dict[str, Any]:
     return {"mutually_exclusive": [pair], "required_one_of": [pair]}
 
 
+def started_module(argument_spec: dict[str, Any], import_error: str | None, code: str,
+                   **spec_rules: Any) -> AnsibleModule:
+    """The AnsibleModule of a module that runs on its host (check mode
+    supported), failed at once with ``import_error`` (a traceback) when the
+    collection's ``code`` could not be imported there."""
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True, **spec_rules)
+    if import_error is not None:
+        module.fail_json(msg="cannot load the %s code of ethercluster.routing" % code, exception=import_error)
+    return module
+
+
 def refuse_bare_run(name: str, argument_spec: dict[str, Any], **spec_rules: Any) -> None:
     """``main()`` of module ``name``, which works only through its action
     plugin: validate the arguments (so ``ansible-doc`` and sanity see the

@@ -41,7 +41,7 @@ from typing import Any
 from ..nodes.linux_network import NodeNetworkError, address_owners, planned_paths
 from ..platforms.ovs import tbf_parameters
 from .plan import Command, KillNetnsProcesses, LabError, MakeDirs, Phase, RemoveTree, WriteFile, _lines
-from .runner import netns_exists, run_phases
+from .runner import netns_exists, rebuild_reasons, run_phases
 
 NODES_LAB_SCHEMA = "ethercluster.routing/lab-nodes/v1"
 RECORD_FILE = "lab.json"
@@ -233,17 +233,12 @@ def nodes_lab_up(layout: dict[str, Any], check_mode: bool = False) -> dict[str, 
     is up with the same layout; another layout or a broken lab is rebuilt."""
     record = read_record(layout["state_root"], layout["lab"])
     exists = record is not None or os.path.exists(os.path.join(layout["dir"], RECORD_FILE))
-    reasons = []
+    reasons: list[str] = []
     if record is None and exists:
         raise LabError("lab %s exists and is a switch lab: remove it first (lab_down.yml -e lab_name=%s)"
                        % (layout["lab"], layout["lab"]))
     if record is not None:
-        if record.get("layout_hash") != layout_hash(layout):
-            reasons.append("the plan, the lab options or the way labs are built changed")
-        elif record.get("state") != "ready":
-            reasons.append("the last build did not finish")
-        else:
-            reasons.extend(health(record["layout"]))
+        reasons = rebuild_reasons(record, layout_hash(layout), health, "the plan")
         if not reasons:
             return {"changed": False, "outcome": "unchanged", "reasons": [], "timings": {}, "summary": summary(layout)}
     outcome = "rebuilt" if record is not None else "created"

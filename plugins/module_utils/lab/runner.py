@@ -21,7 +21,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -401,6 +401,19 @@ def kill_netns_processes(names: Iterable[str], grace: float = 3.0) -> None:
 
 
 # ------------------------------------------------------------------ public
+def rebuild_reasons(record: dict[str, Any], wanted_hash: str,
+                    health_check: Callable[[dict[str, Any]], list[str]], source: str) -> list[str]:
+    """Why the lab recorded as ``record`` must be rebuilt for the layout whose
+    hash is ``wanted_hash`` (``source``, e.g. "the topology", changed; its
+    last build did not finish; ``health_check`` of the recorded layout found
+    a problem); empty when it is up as wanted."""
+    if record.get("layout_hash") != wanted_hash:
+        return ["%s, the lab options or the way labs are built changed" % source]
+    if record.get("state") != "ready":
+        return ["the last build did not finish"]
+    return list(health_check(record["layout"]))
+
+
 def lab_up(layout: dict[str, Any], check_mode: bool = False, teardown_on_failure: bool = True) -> dict[str, Any]:
     """Make the lab of ``layout`` exist and work.
 
@@ -412,14 +425,9 @@ def lab_up(layout: dict[str, Any], check_mode: bool = False, teardown_on_failure
     is touched and ``outcome`` tells what would happen.
     """
     record = read_record(layout["state_root"], layout["lab"])
-    reasons = []
+    reasons: list[str] = []
     if record is not None:
-        if record.get("layout_hash") != layout_hash(layout):
-            reasons.append("the topology, the lab options or the way labs are built changed")
-        elif record.get("state") != "ready":
-            reasons.append("the last build did not finish")
-        else:
-            reasons.extend(health(record["layout"]))
+        reasons = rebuild_reasons(record, layout_hash(layout), health, "the topology")
         if not reasons:
             return {"changed": False, "outcome": "unchanged", "reasons": [], "timings": {},
                     "summary": summary(layout)}
