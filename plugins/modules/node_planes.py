@@ -112,9 +112,12 @@ pin_dir:
   sample: /sys/fs/bpf/ethercluster_planes/n0
 """
 
-import traceback
+from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
 from ansible_collections.ethercluster.routing.plugins.module_utils.fabric import module_args
+# standard library only (and ctypes, for setns): no import guard
+from ansible_collections.ethercluster.routing.plugins.module_utils.nodes.planes_node_apply import apply, enter_netns
 
 ARGUMENT_SPEC = module_args.node_spec(
     node=dict(type="str", required=True),
@@ -126,17 +129,9 @@ ARGUMENT_SPEC = module_args.node_spec(
     workdir=dict(type="path", default="/var/lib/ethercluster-planes"),
 )
 
-try:
-    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
-    from ansible_collections.ethercluster.routing.plugins.module_utils.nodes.planes_node_apply import apply, enter_netns
-except ImportError:
-    IMPORT_ERROR = traceback.format_exc()
-else:
-    IMPORT_ERROR = None
-
 
 def main():
-    module = module_args.started_module(ARGUMENT_SPEC, IMPORT_ERROR, "planes")
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     params = module.params
 
     def run(argv):

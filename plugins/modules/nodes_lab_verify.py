@@ -99,28 +99,21 @@ iperf3:
   type: dict
 """
 
-import traceback
+from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ethercluster.routing.plugins.module_utils.fabric import module_args
-
-try:
-    from ansible_collections.ethercluster.routing.plugins.module_utils.lab.nodes_lab import read_record, verify
-    from ansible_collections.ethercluster.routing.plugins.module_utils.lab.plan import LabError
-except ImportError:
-    IMPORT_ERROR = traceback.format_exc()
-else:
-    IMPORT_ERROR = None
+# standard library only below: no import guard
+from ansible_collections.ethercluster.routing.plugins.module_utils.lab import nodes_lab
 
 
 def main():
-    module = module_args.started_module(dict(
+    module = AnsibleModule(supports_check_mode=True, argument_spec=dict(
         lab=dict(type="str", required=True),
         design=dict(type="dict", required=True),
         state_root=dict(type="path", default="/run/ethercluster-lab"),
         iperf_seconds=dict(type="float", default=3.0),
-    ), IMPORT_ERROR, "lab")
+    ))
     params = module.params
-    record = read_record(params["state_root"], params["lab"])
+    record = nodes_lab.read_record(params["state_root"], params["lab"])
     if record is None:
         module.fail_json(msg="no host-routed lab %s under %s (playbooks/lab_up.yml -e design=...)"
                              % (params["lab"], params["state_root"]))
@@ -128,8 +121,8 @@ def main():
     if not isinstance(nodes, dict):
         module.fail_json(msg="design: needs the plan's nodes")
     try:
-        result = verify(record["layout"], nodes, params["iperf_seconds"])
-    except LabError as exc:
+        result = nodes_lab.verify(record["layout"], nodes, params["iperf_seconds"])
+    except nodes_lab.LabError as exc:
         module.fail_json(msg=str(exc))
     if not result["passed"]:
         problems = result["failures"] + result.get("iperf3", {}).get("errors", [])
