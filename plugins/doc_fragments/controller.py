@@ -65,13 +65,6 @@ notes:
 options: {}
 """
 
-    # ``ethercluster.routing.controller.read_only``: modules that change nothing
-    READ_ONLY = r"""
-attributes:
-  check_mode:
-    details: Nothing is changed in any mode.
-"""
-
     # ``ethercluster.routing.controller.plan_files``: modules that compute a plan
     # and, given O(out), write its files
     PLAN_FILES = r"""

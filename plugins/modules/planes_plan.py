@@ -29,9 +29,11 @@ description:
     The design and the plan are described in docs/planes.md of the collection.
 extends_documentation_fragment:
   - ethercluster.routing.controller.local
-  - ethercluster.routing.controller.read_only
   - ethercluster.routing.controller
   - ethercluster.routing.controller.design
+attributes:
+  check_mode:
+    details: It only plans and writes nothing; playbooks/plan_planes.yml writes the plan's files.
 options:
   design_data:
     description:

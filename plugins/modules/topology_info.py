@@ -24,8 +24,10 @@ description:
     An inventory source file of P(ethercluster.routing.topology#inventory) is a valid O(src).
 extends_documentation_fragment:
   - ethercluster.routing.controller.local
-  - ethercluster.routing.controller.read_only
   - ethercluster.routing.controller
+attributes:
+  check_mode:
+    details: It only reads the topology file.
 options:
   src:
     description:
