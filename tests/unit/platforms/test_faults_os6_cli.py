@@ -108,11 +108,12 @@ ROOT = os6_cli.__file__.split(os.sep + "ansible_collections" + os.sep, maxsplit=
 def test_reload_in_schedules_a_timer_process_that_reload_cancel_stops(switch_dir, monkeypatch):
     # the timer's command is checked, then a stand-in that only sleeps runs (the real module
     # would import the collection from a tree other test runs may be rebuilding)
-    popen, asked = subprocess.Popen, []
+    popen, asked, started = subprocess.Popen, [], []
 
     def stand_in(argv, **kwargs):
         asked.append((argv, kwargs["env"]["ETHERCLUSTER_CLI_DIR"], kwargs["start_new_session"]))
-        return popen([sys.executable, "-c", "import time; time.sleep(600)", "--reload-after"], **kwargs)
+        started.append(popen([sys.executable, "-c", "import time; time.sleep(600)", "--reload-after"], **kwargs))
+        return started[-1]
 
     monkeypatch.setattr(os6_cli.subprocess, "Popen", stand_in)
     faults(switch_dir, minute_seconds=600)
@@ -123,14 +124,18 @@ def test_reload_in_schedules_a_timer_process_that_reload_cancel_stops(switch_dir
     scheduled = json.loads((switch_dir / os6_cli.RELOAD_FILE).read_text())
     assert 1100 < scheduled["at"] - time.time() <= 1200
     assert asked == [([sys.executable, "-m", os6_cli.MODULE, "--reload-after", "1200.0"], str(switch_dir), True)]
-    assert "--reload-after" in open("/proc/%d/cmdline" % scheduled["pid"], encoding="utf-8").read()
+    assert [process.pid for process in started] == [scheduled["pid"]]
+    deadline = time.time() + 10
+    while started[0].poll() is None and time.time() < deadline and \
+            "--reload-after" not in open("/proc/%d/cmdline" % scheduled["pid"], encoding="utf-8").read():
+        time.sleep(0.05)  # the new process's command line shows once it runs
+    assert started[0].poll() is None, "the timer stand-in exited: %s" % started[0].returncode
     other = Session(str(switch_dir), shell=Shell())
     other.feed("enable")
     assert other.feed("show reload").startswith("Reload scheduled at %d" % scheduled["at"])
     other.feed("reload cancel")
     assert not (switch_dir / os6_cli.RELOAD_FILE).exists()
-    _pid, status = os.waitpid(scheduled["pid"], 0)  # the timer is this process's child here
-    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM
+    assert started[0].wait(timeout=10) == -signal.SIGTERM  # the timer is this process's child here
     assert other.feed("show reload").startswith("No reload is scheduled.")
 
 
