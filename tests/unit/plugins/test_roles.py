@@ -1,4 +1,4 @@
-"""The roles are the collection's public API: ansible-doc lists the seven of
+"""The roles are the collection's public API: ansible-doc lists the ten of
 them with their arguments; every default is prefixed with the role's name
 and documented (typed, described, defaulted); a wrong argument stops the
 play naming it; the fabric settings follow their precedence (built-in <
@@ -13,13 +13,13 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[3]
 ROLES = ("fabric_design", "switch_config", "switch_deploy", "fabric_validate", "link_transition",
-         "power_save", "node_learning", "node_network")
+         "power_save", "node_learning", "node_network", "node_planes", "failover")
 PLAN_TASK = "Plan routing, VLANs and static MACs; check everything; write the intent"
 
 RING = yaml.safe_load((ROOT / "tests" / "unit" / "fixtures" / "lab" / "ring3_topology.yml").read_text())
 
 
-def test_ansible_doc_lists_the_seven_roles_with_their_entry_points(ansible_cli, tmp_path):
+def test_ansible_doc_lists_the_ten_roles_with_their_entry_points(ansible_cli, tmp_path):
     proc = ansible_cli.run("ansible-doc", "-t", "role", "-l", "ethercluster.routing", "--json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     listed = json.loads(proc.stdout)
