@@ -116,27 +116,33 @@ def test_reload_in_schedules_a_timer_process_that_reload_cancel_stops(switch_dir
         return started[-1]
 
     monkeypatch.setattr(os6_cli.subprocess, "Popen", stand_in)
-    faults(switch_dir, minute_seconds=600)
-    session = Session(str(switch_dir), shell=Shell())
-    session.feed("enable")
-    assert session.feed("show reload").startswith("No reload is scheduled.")
-    assert "Reload scheduled in 2 minute(s)." in session.feed("reload in 2")
-    scheduled = json.loads((switch_dir / os6_cli.RELOAD_FILE).read_text())
-    assert 1100 < scheduled["at"] - time.time() <= 1200
-    assert asked == [([sys.executable, "-m", os6_cli.MODULE, "--reload-after", "1200.0"], str(switch_dir), True)]
-    assert [process.pid for process in started] == [scheduled["pid"]]
-    deadline = time.time() + 10
-    while started[0].poll() is None and time.time() < deadline and \
-            "--reload-after" not in open("/proc/%d/cmdline" % scheduled["pid"], encoding="utf-8").read():
-        time.sleep(0.05)  # the new process's command line shows once it runs
-    assert started[0].poll() is None, "the timer stand-in exited: %s" % started[0].returncode
-    other = Session(str(switch_dir), shell=Shell())
-    other.feed("enable")
-    assert other.feed("show reload").startswith("Reload scheduled at %d" % scheduled["at"])
-    other.feed("reload cancel")
-    assert not (switch_dir / os6_cli.RELOAD_FILE).exists()
-    assert started[0].wait(timeout=10) == -signal.SIGTERM  # the timer is this process's child here
-    assert other.feed("show reload").startswith("No reload is scheduled.")
+    try:
+        faults(switch_dir, minute_seconds=600)
+        session = Session(str(switch_dir), shell=Shell())
+        session.feed("enable")
+        assert session.feed("show reload").startswith("No reload is scheduled.")
+        assert "Reload scheduled in 2 minute(s)." in session.feed("reload in 2")
+        scheduled = json.loads((switch_dir / os6_cli.RELOAD_FILE).read_text())
+        assert 1100 < scheduled["at"] - time.time() <= 1200
+        assert asked == [([sys.executable, "-m", os6_cli.MODULE, "--reload-after", "1200.0"], str(switch_dir), True)]
+        assert [process.pid for process in started] == [scheduled["pid"]]
+        deadline = time.time() + 10
+        while started[0].poll() is None and time.time() < deadline and \
+                "--reload-after" not in open("/proc/%d/cmdline" % scheduled["pid"], encoding="utf-8").read():
+            time.sleep(0.05)  # the new process's command line shows once it runs
+        assert started[0].poll() is None, "the timer stand-in exited: %s" % started[0].returncode
+        other = Session(str(switch_dir), shell=Shell())
+        other.feed("enable")
+        assert other.feed("show reload").startswith("Reload scheduled at %d" % scheduled["at"])
+        other.feed("reload cancel")
+        assert not (switch_dir / os6_cli.RELOAD_FILE).exists()
+        assert started[0].wait(timeout=10) == -signal.SIGTERM  # the timer is this process's child here
+        assert other.feed("show reload").startswith("No reload is scheduled.")
+    finally:  # a failed assertion leaves no sleeping stand-in behind
+        for process in started:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
 
 
 @pytest.mark.parametrize("minutes", ["0", "1441", "soon", "-1"])
