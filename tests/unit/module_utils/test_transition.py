@@ -234,7 +234,10 @@ def test_kept_order_without_a_path_falls_back_and_says_so():
     # link 0 (sw0--sw1): the segment routing's dependencies leave no forward detour
     spec, kwargs = CASES["torus4x4-segment-renamed"]
     transition = plan_transition(_topology(spec), "off", 0, **kwargs)
-    assert any("turn order leaves no routing" in note for note in transition.proof["notes"])
+    assert any("no routing without the link keeps the base routing's turn order" in note
+               for note in transition.proof["notes"])
+    # with the proof of why (test_transition_obstruction.py checks it)
+    assert transition.proof["obstructions"][0]["pair"]
 
 
 def test_drain_is_said_when_used():
