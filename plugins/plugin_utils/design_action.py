@@ -18,6 +18,8 @@ try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.nodes import stack_report
 except ImportError as exc:  # PyYAML or the schema packages missing on the controller
     IMPORT_ERROR: ImportError | None = exc
+    # the plugins import these names; run() fails with IMPORT_ERROR before using them
+    plain_data = planes = stack = stack_design = stack_report = None  # type: ignore[assignment]
 else:
     IMPORT_ERROR = None
 
