@@ -35,6 +35,17 @@ def netns_exec(netns, *argv, timeout=20, check=True, input=None):
     return result
 
 
+def cli_session(lab, name, lines):
+    """Type ``lines`` into switch ``name``'s CLI over SSH (the lab's CLI key)."""
+    sw = lab["layout"]["switches"][name]
+    directory = lab["layout"]["dir"]
+    return subprocess.run(
+        ["ssh", "-tt", "-i", "%s/cli_id_ed25519" % directory, "-o", "IdentitiesOnly=yes",
+         "-o", "UserKnownHostsFile=%s/known_hosts" % directory, "-o", "StrictHostKeyChecking=yes",
+         "root@%s" % sw["mgmt_address"]],
+        input="".join(line + "\n" for line in lines), capture_output=True, text=True, timeout=30, check=False)
+
+
 def frames_command(netns, *args):
     """argv that runs lab_frames.py inside ``netns``."""
     return ["ip", "netns", "exec", netns, sys.executable, str(FRAMES), *map(str, args)]

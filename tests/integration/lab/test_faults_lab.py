@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 import pytest
-from lab_helpers import ansible_playbook, lab_with_output, netns_exec, tasks_by_name
+from lab_helpers import ansible_playbook, cli_session, lab_with_output, netns_exec, tasks_by_name
 
 from ansible_collections.ethercluster.routing.plugins.module_utils.lab import expect, os6_cli
 from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import cli_diff, dell_os6, ovs
@@ -116,17 +116,6 @@ def inject(lab, name, faults):
         return
     with open(path, "w", encoding="utf-8") as handle:
         json.dump(faults, handle)
-
-
-def cli_session(lab, name, lines):
-    """Type ``lines`` into switch ``name``'s CLI over SSH (the lab's CLI key)."""
-    sw = lab["layout"]["switches"][name]
-    directory = lab["layout"]["dir"]
-    return subprocess.run(
-        ["ssh", "-tt", "-i", "%s/cli_id_ed25519" % directory, "-o", "IdentitiesOnly=yes",
-         "-o", "UserKnownHostsFile=%s/known_hosts" % directory, "-o", "StrictHostKeyChecking=yes",
-         "root@%s" % sw["mgmt_address"]],
-        input="".join(line + "\n" for line in lines), capture_output=True, text=True, timeout=30, check=False)
 
 
 def wipe_vlans(lab, name):

@@ -9,11 +9,10 @@ asked for; an inventory without network_cli for a CLI switch pushes
 nothing."""
 
 import json
-import subprocess
 
 import pytest
 import yaml
-from lab_helpers import FIXTURES, ansible_playbook, lab_with_output, netns_exec, tasks_by_name
+from lab_helpers import FIXTURES, ansible_playbook, cli_session, lab_with_output, netns_exec, tasks_by_name
 
 from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import dell_os6, ovs
 
@@ -51,17 +50,6 @@ def running_config(lab, name):
             return handle.read()
     except FileNotFoundError:
         return None
-
-
-def cli_session(lab, name, lines):
-    """Type ``lines`` into switch ``name``'s CLI over SSH (the lab's CLI key)."""
-    sw = lab["layout"]["switches"][name]
-    directory = lab["layout"]["dir"]
-    return subprocess.run(
-        ["ssh", "-tt", "-i", "%s/cli_id_ed25519" % directory, "-o", "IdentitiesOnly=yes",
-         "-o", "UserKnownHostsFile=%s/known_hosts" % directory, "-o", "StrictHostKeyChecking=yes",
-         "root@%s" % sw["mgmt_address"]],
-        input="".join(line + "\n" for line in lines), capture_output=True, text=True, timeout=30, check=False)
 
 
 @pytest.fixture(scope="module")
