@@ -190,6 +190,16 @@ def failure(output, name):
     return tasks[FAILED_TASK][name]["msg"]
 
 
+def deploy_with_fault(lab, name, faults, *args):
+    """:func:`deploy` with ``faults`` injected into switch ``name`` for
+    that run alone (removed after it, whatever happens)."""
+    inject(lab, name, faults)
+    try:
+        return deploy(lab, *args)
+    finally:
+        inject(lab, name, None)
+
+
 def assert_partial(lab, name, output, commands, line, answer):
     """The run's error names switch, line, command and answer, and says
     the first ``line - 1`` lines were taken; the other switches hold the
@@ -205,44 +215,38 @@ def assert_partial(lab, name, output, commands, line, answer):
     assert all(holds_intent(lab, other) for other in SWITCHES if other != name)
 
 
+def assert_pairs_avoiding_it_delivered_and_the_re_run_converges(lab, name):
+    """After a push that failed on switch ``name``: every host pair whose
+    paths avoid it answers, and the re-run changes that switch alone and
+    leaves every switch holding the intent."""
+    pairs = pairs_avoiding(lab, name)
+    assert pairs and delivered(lab, pairs) == pairs
+    rc, output = deploy(lab)
+    assert rc == 0, output[-3000:]
+    assert "switches: 1 changed, 3 unchanged (%s)" % name in output
+    assert all(holds_intent(lab, other) for other in SWITCHES)
+
+
 def test_3_a_refused_command_names_switch_command_and_line_and_the_re_run_converges(lab):
     wipe_vlans(lab, "sw1")
     commands = pending_commands(lab, "sw1")
     line = next(number for number, command in enumerate(commands, 1) if command.startswith("mac address-table static"))
-    inject(lab, "sw1", {"reject": [commands[line - 1]]})
-    try:
-        rc, output = deploy(lab)
-    finally:
-        inject(lab, "sw1", None)
+    rc, output = deploy_with_fault(lab, "sw1", {"reject": [commands[line - 1]]})
     assert rc != 0
     assert_partial(lab, "sw1", output, commands, line, "% Invalid input detected at '^' marker.")
     # the lines before the refused one were taken, none after it
     assert pending_commands(lab, "sw1") == commands[line - 1:]
-    pairs = pairs_avoiding(lab, "sw1")
-    assert pairs and delivered(lab, pairs) == pairs
-    rc, output = deploy(lab)
-    assert rc == 0, output[-3000:]
-    assert "switches: 1 changed, 3 unchanged (sw1)" in output
-    assert all(holds_intent(lab, name) for name in SWITCHES)
+    assert_pairs_avoiding_it_delivered_and_the_re_run_converges(lab, "sw1")
 
 
 def test_4_a_session_cut_mid_push_says_what_was_taken_and_the_re_run_converges(lab):
     wipe_vlans(lab, "sw2")
     commands = pending_commands(lab, "sw2")
-    inject(lab, "sw2", {"drop_after": 3})
-    try:
-        rc, output = deploy(lab)
-    finally:
-        inject(lab, "sw2", None)
+    rc, output = deploy_with_fault(lab, "sw2", {"drop_after": 3})
     assert rc != 0
     assert_partial(lab, "sw2", output, commands, 4, "the switch ended the session before answering")
     assert pending_commands(lab, "sw2") == commands[3:]
-    pairs = pairs_avoiding(lab, "sw2")
-    assert pairs and delivered(lab, pairs) == pairs
-    rc, output = deploy(lab)
-    assert rc == 0, output[-3000:]
-    assert "switches: 1 changed, 3 unchanged (sw2)" in output
-    assert all(holds_intent(lab, name) for name in SWITCHES)
+    assert_pairs_avoiding_it_delivered_and_the_re_run_converges(lab, "sw2")
     pairs = pairs_avoiding(lab, None)
     assert len(pairs) == 6 and delivered(lab, pairs) == pairs  # every pair of the 4 hosts
 
@@ -293,11 +297,8 @@ def test_6_credentials_from_ansible_vault_never_appear_in_the_output(lab, tmp_pa
                    check=True, capture_output=True, timeout=60)
     assert become not in secrets.read_text() and "$ANSIBLE_VAULT" in secrets.read_text()
     wipe_vlans(lab, "sw0")
-    inject(lab, "sw0", {"enable_password": become})
-    try:
-        rc, output = deploy(lab, "-vvv", "-e", "@%s" % secrets, "--vault-password-file", str(vault_password))
-    finally:
-        inject(lab, "sw0", None)
+    rc, output = deploy_with_fault(lab, "sw0", {"enable_password": become},
+                                   "-vvv", "-e", "@%s" % secrets, "--vault-password-file", str(vault_password))
     assert rc == 0, output[-3000:]
     assert re.search(r"switches: [0-9]+ changed, [0-9]+ unchanged \([^)]*\bsw0\b", output), output[-3000:]
     assert become not in output and password not in output
