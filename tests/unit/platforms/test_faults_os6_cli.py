@@ -22,14 +22,6 @@ class Shell(RecordedSwitch):
     """The recorded OVS read of a lab switch; records the writes."""
 
 
-@pytest.fixture
-def switch_dir(tmp_path):
-    (tmp_path / "cli.json").write_text(json.dumps({
-        "hostname": "sw1", "platform": "dell_os6", "bridge": "br0",
-        "interfaces": {"1": "Gi1/0/1", "2": "Gi1/0/2", "3": "Gi1/0/3"}}))
-    return tmp_path
-
-
 def faults(directory, **hooks):
     (directory / os6_cli.FAULTS_FILE).write_text(json.dumps(hooks))
 

@@ -4,7 +4,6 @@ and how its configuration reaches the switch's OVS data plane (against a
 recorded OVS answer; the lab test drives it over SSH)."""
 
 import io
-import json
 
 import pytest
 import yaml
@@ -178,14 +177,6 @@ def test_the_intent_configured_over_the_cli_is_exactly_the_ovs_pipeline_of_the_i
     summary = os6_cli.apply_to_ovs(dell_os6.render(changed, "sw1"), names, "sw1", shell=shell)
     assert summary == ["port 2: admin down"]
     assert "mod-port br0 2 down" in shell.writes[0]
-
-
-@pytest.fixture
-def switch_dir(tmp_path):
-    (tmp_path / "cli.json").write_text(json.dumps({
-        "hostname": "sw1", "platform": "dell_os6", "bridge": "br0",
-        "interfaces": {"1": "Gi1/0/1", "2": "Gi1/0/2", "3": "Gi1/0/3"}}))
-    return tmp_path
 
 
 def test_a_session_stores_the_configuration_and_applies_it_when_leaving_configuration_mode(switch_dir):
