@@ -51,3 +51,14 @@ def test_a_bad_design_fails_naming_the_file_and_field(ansible_cli, tmp_path):
     message = by_name(tasks)["Plan the design"]["msg"]
     assert message.startswith(str(tmp_path / "bad.yml")) and "switch_ports:" in message, message
     assert not design.out.exists()
+
+
+def test_a_missing_design_file_is_named_with_where_it_was_looked_for(ansible_cli, tmp_path):
+    design = DesignPlan(ansible_cli, PLAYBOOK, tmp_path, "gone.yml", DESIGN)
+    (tmp_path / "gone.yml").unlink()
+    rc, tasks, text = design.run()
+    assert rc != 0, text
+    message = by_name(tasks)["Plan the design"]["msg"]
+    assert message.startswith("design: file 'gone.yml' not found (looked in"), message
+    assert str(tmp_path) in message, message
+    assert not design.out.exists()
