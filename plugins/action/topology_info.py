@@ -6,11 +6,7 @@ topology on the controller (documentation: plugins/modules/topology_info.py)."""
 
 from __future__ import annotations
 
-import os
-
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base import CollectionAction
-
-from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import controller_path
 
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.errors import TopologyError
@@ -33,11 +29,7 @@ class ActionModule(CollectionAction):
     def run_action(self, args, task_vars, result):
         try:
             if args["src"] is not None:
-                path = controller_path(self, args["src"])
-                if path is None:
-                    return self.failed(result, "src: topology file %r not found (looked in the "
-                                       "role/playbook files directories, the playbook directory and "
-                                       "the current directory %s)" % (args["src"], os.getcwd()))
+                path = self.controller_file("src", args["src"], "topology file")
                 topology = load_topology(path)
                 result["src"] = path
             else:
