@@ -30,70 +30,41 @@ does; a command OS6 would refuse (a VLAN that does not exist, a general
 setting on an access port, a static entry on a port outside the VLAN)
 answers a ``% Error: ...`` line and changes nothing.
 
-The running configuration is kept as text in the switch's directory
-(``running-config``; ``copy running-config startup-config`` writes
-``startup-config``) and read back by replaying it. Whenever the session
-leaves configuration mode with changes (``end``, ``exit``), and when it
-ends, the configuration is applied to the switch's OVS data plane: parsed
-with :func:`..platforms.dell_os6.parse`, rendered with the ``ovs``
-platform and written with its read/compare/write scripts, run locally
-inside the switch's namespace (the SSH session has ``OVS_RUNDIR`` of the
-switch). :class:`Os6Cli` is the pure command interpreter (lines in, text
-out); :func:`main` is the I/O loop the SSH forced command runs.
+The running configuration is kept as text in the switch's directory and
+applied to the switch's OVS data plane (parsed with
+:func:`..platforms.dell_os6.parse`, rendered with the ``ovs`` platform)
+by the platform-neutral session of :mod:`.cli_emulator`, which also holds
+the I/O loop the SSH forced command runs, the lab's faults
+(``faults.json``) and the timer of a scheduled reload. :class:`Os6Cli` is
+the pure command interpreter (lines in, text out); :data:`EMULATION`
+describes it to the session.
 
 Two exec commands give a commit-confirm style safety net (docs/reliability.md):
 ``reload in MINUTES`` schedules a reload that, when it fires, puts the
 saved (startup) configuration back as the running one and applies it to the
 data plane, and ``reload cancel`` (``show reload``: the schedule) withdraws
-it; the timer is a process of its own, so it fires when every session is
-gone. Whether a real OS6 release has a scheduled reload is for its
-operator to check (the role's commands are a variable).
-
-Faults for the lab's tests (lab only; nothing for real switches reads it):
-``faults.json`` in the switch's directory, read when a session opens, may
-hold ``reject`` (configuration commands answered with ``% Invalid input``
-as if the switch did not know them), ``drop_after`` (the session ends
-without an answer when configuration line N + 1 arrives: the first N lines
-are taken, as when the SSH session is cut mid-push), ``lose_management``
-(after a session changes the configuration, new sessions are refused until
-a scheduled reload fires: a push that cut the switch's management path)
-and ``minute_seconds`` (the length of a ``reload in`` minute, so a test
-need not wait minutes); and, not a fault, ``enable_password`` (``enable``
-asks for it, with the terminal's echo off, as OS6 does with an enable
-password set).
-
-Run as ``python -m ansible_collections.ethercluster.routing.plugins.module_utils.lab.os6_cli``
-with the switch's directory in ``ETHERCLUSTER_CLI_DIR`` (else
-``OVS_RUNDIR``), which holds ``cli.json`` (hostname, ``{port: interface}``
-map, bridge) written by lab_up.
+it. Whether a real OS6 release has a scheduled reload is for its
+operator to check (the role's commands are a variable). With the lab
+setting ``enable_password`` (``faults.json``), ``enable`` asks for it, with
+the terminal's echo off, as OS6 does with an enable password set.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import signal
-import subprocess
-import sys
-import termios
-import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import IO, Any
+from typing import Any
 
-from ..errors import EtherclusterError
 from ..platforms import dell_os6, ovs
 from ..platforms.common import PlatformError, expand_ranges, mac_address, mac_dotted
+# the session, files, faults and reload timer are platform-neutral (cli_emulator);
+# their names stay importable from here
+from .cli_emulator import (FAULTS_FILE, MGMT_LOST_FILE, RELOAD_FILE, RUNNING_FILE,  # noqa: F401 pylint: disable=unused-import
+                           SETTINGS_FILE, STARTUP_FILE, CliEmulatorError, Emulation, Session, apply_entry,
+                           end_sessions, load_settings, main, ovs_entry_of, reload_after)
 
 VERSION = "6.6.3.10"
 MODEL = "N1548"
-SETTINGS_FILE = "cli.json"
-RUNNING_FILE = "running-config"
-STARTUP_FILE = "startup-config"
-FAULTS_FILE = "faults.json"
-RELOAD_FILE = "reload.json"
-MGMT_LOST_FILE = "management-lost"
-MODULE = "ansible_collections.ethercluster.routing.plugins.module_utils.lab.os6_cli"
 INVALID = "% Invalid input detected at '^' marker."
 SPEEDS = (10, 100, 1000, 10000)
 DEFAULT_VLAN = 1
@@ -102,7 +73,7 @@ SAVE_QUESTION = ("This operation may take a few minutes.\n"
                  "Are you sure you want to save? (y/n) ")
 
 
-class Os6CliError(EtherclusterError):
+class Os6CliError(CliEmulatorError):
     """The emulated CLI cannot start (no settings, a stored configuration
     that does not replay) or cannot apply its configuration to OVS."""
 
@@ -554,279 +525,19 @@ def ovs_entry(running_config: str, interface_names: Mapping[Any, str] | None,
     """The ``ovs`` intent entry that makes the lab's OVS switch forward as
     the OS6 configuration ``running_config`` says (ports not in general
     mode are left out: the pipeline drops their frames)."""
-    parsed = dell_os6.parse(running_config, interface_names, switch, strict=False)
-    vlans = set(parsed["vlans"])
-    for entry in parsed["ports"].values():
-        vlans.update(entry["untagged"], entry["tagged"])
-    entry = {"platform": ovs.PLATFORM, "stp": parsed["stp"], "vlans": sorted(vlans),
-             "ports": parsed["ports"], "static_macs": parsed["static_macs"]}
-    if parsed.get("mac_aging_s") is not None:
-        # OS6 takes up to 1,000,000 s; the pipeline's learn() idle_timeout is 16 bits
-        entry["mac_aging_s"] = min(parsed["mac_aging_s"], 0xFFFF)
-    return entry
-
-
-def _shell(script: str, what: str) -> str:
-    """Run ``script`` with sh; its output, or Os6CliError naming ``what``."""
-    result = subprocess.run(["sh", "-s"], input=script, capture_output=True, text=True, check=False,
-                            timeout=60)
-    if result.returncode != 0:
-        detail = " ".join(result.stderr.split())[:400]
-        raise Os6CliError("%s failed (exit %d): %s" % (what, result.returncode, detail))
-    return result.stdout
+    return ovs_entry_of(dell_os6.parse(running_config, interface_names, switch, strict=False))
 
 
 def apply_to_ovs(running_config: str, interface_names: Mapping[Any, str] | None, switch: str,
-                 bridge: str = ovs.DEFAULT_BRIDGE, shell: Callable[[str, str], str] = _shell) -> list[str]:
+                 bridge: str = ovs.DEFAULT_BRIDGE, shell: Callable[[str, str], str] | None = None) -> list[str]:
     """Make the switch's OVS bridge hold ``running_config``: read, compare,
-    write only the difference (:mod:`..platforms.ovs`). Returns the change
-    lines (empty when nothing differed)."""
-    desired = ovs.render(ovs_entry(running_config, interface_names, switch), switch)
-    current = ovs.parse_state(shell(ovs.read_script(bridge), "reading the OVS bridge"))
-    changes = ovs.compare(current, desired, switch)
-    if changes.changed:
-        shell(ovs.write_script(changes, desired, current, bridge), "writing the OVS bridge")
-    return ovs.change_summary(changes, current)
+    write only the difference (:func:`.cli_emulator.apply_entry`). Returns
+    the change lines (empty when nothing differed)."""
+    return apply_entry(ovs_entry(running_config, interface_names, switch), switch, bridge, shell)
 
 
-# -------------------------------------------------------------------- I/O
-def _read(path: str) -> str:
-    """A file's text ('' when there is none)."""
-    try:
-        with open(path, "r", encoding="utf-8") as handle:
-            return handle.read()
-    except FileNotFoundError:
-        return ""
-
-
-def _write(path: str, text: str) -> None:
-    """Replace ``path`` by ``text`` (through a temporary file)."""
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
-
-
-def load_settings(directory: str) -> dict[str, Any]:
-    """``cli.json`` of the switch directory ``directory``."""
-    path = os.path.join(directory, SETTINGS_FILE)
-    try:
-        with open(path, "r", encoding="utf-8") as handle:
-            settings = json.load(handle)
-    except (OSError, ValueError) as exc:
-        raise Os6CliError("this switch has no emulated CLI (%s: %s)" % (path, exc))
-    if not isinstance(settings, dict) or not isinstance(settings.get("interfaces"), dict):
-        raise Os6CliError("%s: not the settings of an emulated CLI" % path)
-    return settings
-
-
-def _read_json(path: str) -> dict[str, Any]:
-    """A JSON object file ({} when there is none or it is not an object)."""
-    try:
-        data = json.loads(_read(path) or "{}")
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-class Session:
-    """One SSH session: :class:`Os6Cli` plus the files, the data plane,
-    the scheduled reload and the lab's faults (``faults.json``)."""
-
-    def __init__(self, directory: str, shell: Callable[[str, str], str] | None = None) -> None:
-        self.directory = directory
-        self.settings = load_settings(directory)
-        self.switch = self.settings.get("hostname") or os.path.basename(directory)
-        self.shell = shell or _shell
-        self.faults = _read_json(os.path.join(directory, FAULTS_FILE))
-        self.config_lines = 0
-        self.dropped = False
-        self.cli = Os6Cli(self.switch, list(self.settings["interfaces"].values()),
-                          running_config=_read(os.path.join(directory, RUNNING_FILE)),
-                          startup_config=_read(os.path.join(directory, STARTUP_FILE)))
-        self.cli.enable_password = self.faults.get("enable_password") or None
-        self.cli.reject = {" ".join(str(command).lower().split()) for command in self.faults.get("reject") or ()}
-        scheduled = _read_json(os.path.join(directory, RELOAD_FILE))
-        if scheduled.get("at"):
-            self.cli.reload_shown = "Reload scheduled at %s (Unix time).\n" % scheduled["at"]
-
-    def refused(self) -> bool:
-        """The lab fault ``lose_management`` cut this switch off: the session is refused."""
-        return os.path.exists(os.path.join(self.directory, MGMT_LOST_FILE))
-
-    def commit(self) -> str:
-        """Store the running configuration and apply it to OVS; returns an
-        error line for the session, or ''."""
-        self.cli.apply_due = False
-        text = self.cli.running_config()
-        _write(os.path.join(self.directory, RUNNING_FILE), text)
-        if self.faults.get("lose_management"):
-            _write(os.path.join(self.directory, MGMT_LOST_FILE), "lost by a push (lab fault)\n")
-        try:
-            apply_to_ovs(text, self.settings["interfaces"], self.switch,
-                         self.settings.get("bridge") or ovs.DEFAULT_BRIDGE, self.shell)
-        except EtherclusterError as exc:
-            return "%% Error: the data plane did not take the configuration: %s\n" % exc
-        return ""
-
-    def _drop_due(self) -> bool:
-        """The lab fault ``drop_after``: True when this configuration line is one too many."""
-        if self.cli.mode not in ("config", "vlan", "if") or self.faults.get("drop_after") is None:
-            return False
-        self.config_lines += 1
-        return self.config_lines > int(self.faults["drop_after"])
-
-    def feed(self, line: str) -> str:
-        """Run one line; return the text to send back (output, then the
-        next prompt)."""
-        if self._drop_due():
-            self.dropped = True
-            return ""
-        output = self.cli.execute(line)
-        if self.cli.reload_request is not None:
-            output += self.schedule_reload(self.cli.reload_request)
-        if self.cli.reload_cancel:
-            self.cancel_reload()
-        if self.cli.apply_due:
-            output += self.commit()
-        if self.cli.saved:
-            self.cli.saved = False
-            _write(os.path.join(self.directory, STARTUP_FILE), self.cli.startup_config)
-        if self.cli.closed:
-            return output
-        return output + self.cli.prompt()
-
-    def schedule_reload(self, minutes: int) -> str:
-        """``reload in MINUTES``: start the timer process (one per switch)."""
-        self.cli.reload_request = None
-        self.cancel_reload()
-        seconds = minutes * float(self.faults.get("minute_seconds") or 60)
-        process = subprocess.Popen(  # pylint: disable=consider-using-with
-            [sys.executable, "-m", MODULE, "--reload-after", str(seconds)],
-            env=dict(os.environ, ETHERCLUSTER_CLI_DIR=self.directory), start_new_session=True,
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        at = int(time.time() + seconds)
-        _write(os.path.join(self.directory, RELOAD_FILE), json.dumps({"pid": process.pid, "at": at}))
-        self.cli.reload_shown = "Reload scheduled at %s (Unix time).\n" % at
-        return ""
-
-    def cancel_reload(self) -> None:
-        """``reload cancel``: stop the timer process, if one is scheduled."""
-        self.cli.reload_cancel = False
-        self.cli.reload_shown = "No reload is scheduled.\n"
-        path = os.path.join(self.directory, RELOAD_FILE)
-        pid = _read_json(path).get("pid")
-        if isinstance(pid, int) and "--reload-after" in _read("/proc/%d/cmdline" % pid):
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-        if os.path.exists(path):
-            os.remove(path)
-
-    def close(self) -> None:
-        """End the session: store and apply what changed."""
-        if self.cli.changed or self.cli.apply_due:
-            self.commit()
-
-
-def end_sessions(directory: str) -> list[int]:
-    """A reload drops every CLI session of the switch in ``directory``
-    without storing what it changed (SIGKILL); returns their process ids."""
-    ended = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            with open("/proc/%s/cmdline" % entry, "rb") as handle:
-                argv = handle.read().split(b"\0")
-            with open("/proc/%s/environ" % entry, "rb") as handle:
-                env = handle.read().split(b"\0")
-        except OSError:
-            continue
-        if MODULE.encode() not in argv or b"--reload-after" in argv:
-            continue
-        wanted = {("%s=%s" % (name, directory)).encode() for name in ("ETHERCLUSTER_CLI_DIR", "OVS_RUNDIR")}
-        if wanted & set(env):
-            try:
-                os.kill(int(entry), signal.SIGKILL)
-                ended.append(int(entry))
-            except ProcessLookupError:
-                pass
-    return ended
-
-
-def reload_after(directory: str, seconds: float, shell: Callable[[str, str], str] = _shell) -> bool:
-    """The timer of ``reload in``: after ``seconds``, unless cancelled,
-    the switch "reloads": its CLI sessions end, the startup configuration (none: the factory
-    defaults) becomes the running one and reaches the data plane, and a
-    management path a push had cut (lab fault) is back. True when it fired."""
-    time.sleep(seconds)
-    path = os.path.join(directory, RELOAD_FILE)
-    if _read_json(path).get("pid") != os.getpid():
-        return False
-    end_sessions(directory)
-    settings = load_settings(directory)
-    switch = settings.get("hostname") or os.path.basename(directory)
-    startup = _read(os.path.join(directory, STARTUP_FILE))
-    text = Os6Cli(switch, list(settings["interfaces"].values()), running_config=startup).running_config()
-    _write(os.path.join(directory, RUNNING_FILE), text)
-    apply_to_ovs(text, settings["interfaces"], switch, settings.get("bridge") or ovs.DEFAULT_BRIDGE, shell)
-    for name in (MGMT_LOST_FILE, RELOAD_FILE):
-        if os.path.exists(os.path.join(directory, name)):
-            os.remove(os.path.join(directory, name))
-    return True
-
-
-def _echo(stream: IO[bytes], on: bool) -> None:
-    """Turn the session terminal's echo on or off (off while a password is
-    asked); nothing when the stream is not a terminal."""
-    try:
-        fd = stream.fileno()
-    except (AttributeError, OSError, ValueError):
-        return
-    if not os.isatty(fd):
-        return
-    attributes = termios.tcgetattr(fd)
-    wanted = attributes[3] | termios.ECHO if on else attributes[3] & ~termios.ECHO
-    if wanted != attributes[3]:
-        attributes[3] = wanted
-        termios.tcsetattr(fd, termios.TCSANOW, attributes)
-
-
-def main(argv: list[str] | None = None, stdin: IO[bytes] | None = None,
-         stdout: IO[bytes] | None = None) -> int:
-    """The SSH forced command: serve one CLI session on stdin/stdout
-    (``--reload-after SECONDS``: the timer of a scheduled reload)."""
-    argv = sys.argv[1:] if argv is None else argv
-    stdin = stdin or sys.stdin.buffer
-    stdout = stdout or sys.stdout.buffer
-    directory = os.environ.get("ETHERCLUSTER_CLI_DIR") or os.environ.get("OVS_RUNDIR") or ""
-    if argv[:1] == ["--reload-after"] and len(argv) == 2:
-        return 0 if reload_after(directory, float(argv[1])) else 1
-
-    def send(text: str) -> None:
-        # the SSH session's terminal turns "\n" into "\r\n" (ONLCR)
-        stdout.write(text.encode("utf-8"))
-        stdout.flush()
-
-    try:
-        session = Session(directory)
-    except EtherclusterError as exc:
-        send("%% %s\n" % exc)
-        return 1
-    if session.refused():
-        return 1
-    send(session.cli.banner() + session.cli.prompt())
-    try:
-        for raw in iter(stdin.readline, b""):
-            send(session.feed(raw.decode("utf-8", "replace").rstrip("\r\n")))
-            _echo(stdin, session.cli.prompt() != "" or not session.cli.enable_password)
-            if session.cli.closed or session.dropped:
-                break
-    finally:
-        session.close()
-    return 0
+EMULATION = Emulation(platform=dell_os6.PLATFORM, interpreter=Os6Cli, ovs_entry=ovs_entry,
+                      config_modes=("config", "vlan", "if"), error=lambda message: "%% Error: %s\n" % message)
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ INVENTORY_FILE = "inventory.yml"
 CLIENT_KEY = "id_ed25519"
 CLI_KEY = "cli_id_ed25519"
 CLI_SETTINGS = "cli.json"
-CLI_MODULE = "ansible_collections.ethercluster.routing.plugins.module_utils.lab.os6_cli"
+CLI_MODULE = "ansible_collections.ethercluster.routing.plugins.module_utils.lab.cli_emulator"
 # network_os of the ansible.netcommon.network_cli inventory of a CLI switch
 CLI_NETWORK_OS = {"dell_os6": "ethercluster.routing.dell_os6"}
 HOST_KEY = "ssh_host_ed25519_key"

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from ansible_collections.ethercluster.routing.plugins.module_utils.lab import os6_cli
+from ansible_collections.ethercluster.routing.plugins.module_utils.lab import cli_emulator, os6_cli
 from ansible_collections.ethercluster.routing.plugins.module_utils.lab.os6_cli import INVALID, Os6Cli, Session
 from test_os6_cli import RecordedSwitch
 
@@ -62,7 +62,7 @@ def test_a_dropped_session_keeps_the_lines_before_the_cut_and_applies_them(switc
 def test_main_ends_a_dropped_session_without_reading_further(switch_dir, monkeypatch):
     faults(switch_dir, drop_after=1)
     monkeypatch.setenv("ETHERCLUSTER_CLI_DIR", str(switch_dir))
-    monkeypatch.setattr(os6_cli, "_shell", Shell())
+    monkeypatch.setattr(cli_emulator, "_shell", Shell())
     out = io.BytesIO()
     lines = b"enable\nconfigure\nno spanning-tree\nflowcontrol\nend\nexit\n"
     assert os6_cli.main([], stdin=io.BytesIO(lines), stdout=out) == 0
@@ -107,7 +107,7 @@ def test_reload_in_schedules_a_timer_process_that_reload_cancel_stops(switch_dir
         started.append(popen([sys.executable, "-c", "import time; time.sleep(600)", "--reload-after"], **kwargs))
         return started[-1]
 
-    monkeypatch.setattr(os6_cli.subprocess, "Popen", stand_in)
+    monkeypatch.setattr(cli_emulator.subprocess, "Popen", stand_in)
     try:
         faults(switch_dir, minute_seconds=600)
         session = Session(str(switch_dir), shell=Shell())
@@ -116,7 +116,7 @@ def test_reload_in_schedules_a_timer_process_that_reload_cancel_stops(switch_dir
         assert "Reload scheduled in 2 minute(s)." in session.feed("reload in 2")
         scheduled = json.loads((switch_dir / os6_cli.RELOAD_FILE).read_text())
         assert 1100 < scheduled["at"] - time.time() <= 1200
-        assert asked == [([sys.executable, "-m", os6_cli.MODULE, "--reload-after", "1200.0"], str(switch_dir), True)]
+        assert asked == [([sys.executable, "-m", cli_emulator.MODULE, "--reload-after", "1200.0"], str(switch_dir), True)]
         assert [process.pid for process in started] == [scheduled["pid"]]
         deadline = time.time() + 10
         while started[0].poll() is None and time.time() < deadline and \
@@ -151,7 +151,7 @@ def test_the_timer_puts_the_startup_configuration_back_and_restores_management(s
     feed(saved, "configure", "vlan database", "vlan 200", "exit", "end")
     (switch_dir / os6_cli.MGMT_LOST_FILE).write_text("lost")
     (switch_dir / os6_cli.RELOAD_FILE).write_text(json.dumps({"pid": os.getpid(), "at": 0}))
-    assert os6_cli.reload_after(str(switch_dir), 0, shell=shell)
+    assert cli_emulator.reload_after(str(switch_dir), 0, shell=shell)
     running = (switch_dir / os6_cli.RUNNING_FILE).read_text()
     assert "no spanning-tree" in running and "vlan 200" not in running
     assert not (switch_dir / os6_cli.MGMT_LOST_FILE).exists() and not (switch_dir / os6_cli.RELOAD_FILE).exists()
@@ -159,15 +159,15 @@ def test_the_timer_puts_the_startup_configuration_back_and_restores_management(s
 
 def test_a_cancelled_timer_does_nothing(switch_dir):
     (switch_dir / os6_cli.RUNNING_FILE).write_text("")
-    assert not os6_cli.reload_after(str(switch_dir), 0, shell=Shell())  # no reload.json: cancelled
+    assert not cli_emulator.reload_after(str(switch_dir), 0, shell=Shell())  # no reload.json: cancelled
     (switch_dir / os6_cli.RELOAD_FILE).write_text(json.dumps({"pid": os.getpid() + 1, "at": 0}))
-    assert not os6_cli.reload_after(str(switch_dir), 0, shell=Shell())  # another timer's
+    assert not cli_emulator.reload_after(str(switch_dir), 0, shell=Shell())  # another timer's
     assert (switch_dir / os6_cli.RUNNING_FILE).read_text() == ""
 
 
 def test_the_timer_runs_as_the_module_with_reload_after(switch_dir):
     env = dict(os.environ, ETHERCLUSTER_CLI_DIR=str(switch_dir), PYTHONPATH=ROOT)
-    result = subprocess.run([sys.executable, "-m", os6_cli.MODULE, "--reload-after", "0"], env=env,
+    result = subprocess.run([sys.executable, "-m", cli_emulator.MODULE, "--reload-after", "0"], env=env,
                             capture_output=True, text=True, timeout=60, check=False)
     assert (result.returncode, result.stdout, result.stderr) == (1, "", "")  # nothing scheduled: it does not fire
 
@@ -183,14 +183,14 @@ def test_an_enable_password_is_asked_for_and_checked(switch_dir):
 
 def test_a_reload_ends_the_switchs_sessions_and_only_those(switch_dir, tmp_path_factory):
     other_dir = tmp_path_factory.mktemp("other_switch")
-    argv = [sys.executable, "-c", "import time; time.sleep(60)", os6_cli.MODULE]
+    argv = [sys.executable, "-c", "import time; time.sleep(60)", cli_emulator.MODULE]
     mine = subprocess.Popen(argv, env=dict(os.environ, OVS_RUNDIR=str(switch_dir)))  # pylint: disable=consider-using-with
     other = subprocess.Popen(argv, env=dict(os.environ, OVS_RUNDIR=str(other_dir)))  # pylint: disable=consider-using-with
     try:
         deadline = time.time() + 10
-        while time.time() < deadline and os6_cli.MODULE not in open("/proc/%d/cmdline" % other.pid, encoding="utf-8").read():
+        while time.time() < deadline and cli_emulator.MODULE not in open("/proc/%d/cmdline" % other.pid, encoding="utf-8").read():
             time.sleep(0.05)
-        assert os6_cli.end_sessions(str(switch_dir)) == [mine.pid]
+        assert cli_emulator.end_sessions(str(switch_dir)) == [mine.pid]
         assert mine.wait(timeout=10) == -signal.SIGKILL
         assert other.poll() is None
     finally:
