@@ -9,7 +9,10 @@ this on the node): the node's entry of the plan (``nodes.<node>`` of the
 node network contract, schema ``schemas/node_network.v1.schema.json``) and
 the node's live state (``ip -j address``, ``ip -j route``, ``sysctl``
 output) in; the iproute2/sysctl commands that make the live state match
-out, plus a readable before/after for ``--diff``.
+out, plus a readable before/after for ``--diff``. The ``ip -j`` parsers
+(:func:`parse_links`, :func:`parse_routes`), the route commands and texts
+(:func:`route_argv`, :func:`route_text`), :func:`change` and :func:`diff`
+serve node_planes too (``planes_node``: its own options, protocol 234).
 
 Ownership: the routes this code installs carry the route protocol
 :data:`ROUTE_PROTOCOL`; a route of that protocol that the plan does not
@@ -171,44 +174,74 @@ def _check_route(where: str, index: int, item: Any, interfaces: list[str]) -> di
     return {"to": to, "nexthops": nexthops}
 
 
-def _json_list(text: str, command: str) -> list[Any]:
-    """The JSON list ``command`` printed ([] for no output)."""
+def _json_list(text: str, command: str, strict: bool = False) -> list[dict[str, Any]]:
+    """The mappings of the JSON list ``command`` printed ([] for no output).
+    JSON that is not a list gives [] (``strict``: an error)."""
     try:
         data = json.loads(text or "[]")
     except ValueError as exc:
         raise NodeNetworkError("cannot read `%s`: %s" % (command, exc)) from None
-    return data if isinstance(data, list) else []
+    if not isinstance(data, list):
+        if strict:
+            raise NodeNetworkError("cannot read `%s`: a JSON list was expected, got %s" % (command, type(data).__name__))
+        return []
+    return [item for item in data if isinstance(item, dict)]
 
 
-def parse_links(text: str) -> dict[str, dict[str, Any]]:
+def parse_links(text: str, scope: str | None = "global", strict: bool = False) -> dict[str, dict[str, Any]]:
     """``ip -j address show`` output -> per interface: ``up`` (administratively),
-    ``mac`` and ``addresses`` (IPv4, scope global, ``a.b.c.d/len``)."""
+    ``mac``, ``ifindex`` and ``addresses`` (IPv4 ``a.b.c.d/len``, sorted) of
+    scope ``scope`` (an address without one is global; None: every scope,
+    as node_planes needs for its primary on ``lo``, scope host). ``strict``:
+    output that is JSON but not a list is an error, not "no links"."""
     links = {}
-    for link in _json_list(text, "ip -j address show"):
-        if not isinstance(link, dict) or "ifname" not in link:
+    for link in _json_list(text, "ip -j address show", strict):
+        if "ifname" not in link:
             continue
         addresses = ["%s/%s" % (info.get("local"), info.get("prefixlen")) for info in link.get("addr_info", [])
-                     if info.get("family") == "inet" and info.get("scope", "global") == "global"]
+                     if info.get("family") == "inet" and scope in (None, info.get("scope", "global"))]
         links[link["ifname"]] = {"up": "UP" in link.get("flags", []), "mac": str(link.get("address", "")).lower(),
-                                 "addresses": sorted(addresses)}
+                                 "ifindex": int(link.get("ifindex", 0)), "addresses": sorted(addresses)}
     return links
 
 
-def parse_routes(text: str) -> dict[str, dict[str, Any]]:
-    """``ip -j route show`` (main table, IPv4) output -> per destination network:
-    ``protocol`` and ``nexthops`` (sorted ``{via, dev}``; empty for a
-    connected route)."""
+def parse_routes(text: str, gateways_only: bool = True, sort_hops: bool = True,
+                 strict: bool = False) -> dict[str, dict[str, Any]]:
+    """``ip -j route show`` (IPv4) output -> per destination network
+    (``default`` is 0.0.0.0/0, an address a /32): ``protocol``, ``src`` (the
+    preferred source address, or None) and ``nexthops`` (``{via, dev}``, plus
+    ``onlink: True`` on an onlink next hop).
+
+    ``gateways_only`` (node_network): unicast routes only, and only next
+    hops with a gateway (a connected route has none: ``nexthops`` []);
+    False: every route, a next hop without a gateway has ``via`` None.
+    ``sort_hops``: next hops by device, then address (the order of the
+    plan's routes in :func:`check_node`); False: as the kernel lists them,
+    the order they were given in (node_planes' plane order). ``strict``:
+    output that is JSON but not a list is an error, not "no routes"."""
     routes = {}
-    for route in _json_list(text, "ip -j route show"):
-        if not isinstance(route, dict) or route.get("type", "unicast") != "unicast":
+    for route in _json_list(text, "ip -j route show", strict):
+        if gateways_only and route.get("type", "unicast") != "unicast":
             continue
-        dst = route.get("dst", "")
+        dst = str(route.get("dst", ""))
         dst = "0.0.0.0/0" if dst == "default" else dst if "/" in dst else dst + "/32"
-        hops = route.get("nexthops") or ([route] if "gateway" in route else [])
-        nexthops = sorted(({"via": hop.get("gateway"), "dev": hop.get("dev")} for hop in hops if "gateway" in hop),
-                          key=lambda hop: (hop["dev"], int(ipaddress.IPv4Address(hop["via"]))))
-        routes[dst] = {"protocol": str(route.get("protocol", "")), "nexthops": nexthops}
+        nexthops = [_hop(hop) for hop in route.get("nexthops") or [route] if "gateway" in hop or not gateways_only]
+        if sort_hops:
+            nexthops.sort(key=_hop_key)
+        routes[dst] = {"protocol": str(route.get("protocol", "")), "src": route.get("prefsrc"), "nexthops": nexthops}
     return routes
+
+
+def _hop(item: dict[str, Any]) -> dict[str, Any]:
+    """One next hop of ``ip -j route`` output: ``{via, dev}`` (+ ``onlink``)."""
+    hop: dict[str, Any] = {"via": item.get("gateway"), "dev": item.get("dev")}
+    if "onlink" in (item.get("flags") or []):
+        hop["onlink"] = True
+    return hop
+
+
+def _hop_key(hop: dict[str, Any]) -> tuple[str, int]:
+    return str(hop["dev"]), int(ipaddress.IPv4Address(hop["via"])) if hop["via"] else -1
 
 
 def parse_sysctl(text: str) -> dict[str, str]:
@@ -232,18 +265,27 @@ def wanted_sysctls(node: dict[str, Any]) -> dict[str, str]:
     return wanted
 
 
-def _route_argv(verb: str, to: str, nexthops: list[dict[str, str]]) -> list[str]:
-    argv = ["ip", "route", verb, to, "proto", ROUTE_PROTOCOL]
-    if len(nexthops) == 1:
-        return argv + ["via", nexthops[0]["via"], "dev", nexthops[0]["dev"]]
+def route_argv(verb: str, to: str, nexthops: list[dict[str, Any]], protocol: str = ROUTE_PROTOCOL,
+               src: str | None = None) -> list[str]:
+    """``ip route VERB TO proto PROTOCOL``, then (not for ``del``) ``src`` and
+    the next hops: ``via A dev D`` for one, ``nexthop via A dev D`` each for
+    several, ``onlink`` after an onlink one."""
+    argv = ["ip", "route", verb, to, "proto", protocol]
+    if verb == "del":
+        return argv
+    argv += ["src", src] if src else []
     for hop in nexthops:
-        argv += ["nexthop", "via", hop["via"], "dev", hop["dev"]]
+        argv += ([] if len(nexthops) == 1 else ["nexthop"]) + ["via", hop["via"], "dev", hop["dev"]]
+        argv += ["onlink"] if hop.get("onlink") else []
     return argv
 
 
-def route_text(to: str, nexthops: list[dict[str, str]]) -> str:
-    """A route as one line, the same for the plan and the live state."""
-    return "%s %s" % (to, " ".join("via %s dev %s" % (hop["via"], hop["dev"]) for hop in nexthops) or "connected")
+def route_text(to: str, nexthops: list[dict[str, Any]], src: str | None = None) -> str:
+    """A route as one line, the same for the plan and the live state:
+    ``TO [src S] via A dev D [onlink] ...`` (``TO connected``: no next hop)."""
+    hops = " ".join("via %s dev %s%s" % (hop["via"], hop["dev"], " onlink" if hop.get("onlink") else "")
+                    for hop in nexthops)
+    return "%s%s %s" % (to, " src %s" % src if src else "", hops or "connected")
 
 
 def changes(node: dict[str, Any], links: dict[str, dict[str, Any]], routes: dict[str, dict[str, Any]],
@@ -268,10 +310,11 @@ def changes(node: dict[str, Any], links: dict[str, dict[str, Any]], routes: dict
         return found
     found = _link_changes(node, links) + _route_changes(node, routes)
     found += _sysctl_changes(wanted_sysctls(node), sysctls)
-    return sorted(found, key=lambda change: ORDER.index(change["kind"]))
+    return sorted(found, key=lambda item: ORDER.index(item["kind"]))
 
 
-def _change(kind: str, what: str, before: str, after: str, argv: list[str]) -> dict[str, Any]:
+def change(kind: str, what: str, before: str, after: str, argv: list[str]) -> dict[str, Any]:
+    """One change: its kind, what it is about, before and after (texts), the command."""
     return {"kind": kind, "what": what, "before": before, "after": after, "argv": argv}
 
 
@@ -280,17 +323,17 @@ def _link_changes(node: dict[str, Any], links: dict[str, dict[str, Any]]) -> lis
     for item in node["interfaces"]:
         name, live = item["name"], links[item["name"]]
         if item["mac"] is not None and live["mac"] != item["mac"]:
-            found.append(_change("link", "%s mac" % name, live["mac"], item["mac"],
-                                 ["ip", "link", "set", "dev", name, "address", item["mac"]]))
+            found.append(change("link", "%s mac" % name, live["mac"], item["mac"],
+                                ["ip", "link", "set", "dev", name, "address", item["mac"]]))
         if not live["up"]:
-            found.append(_change("link", "%s state" % name, "down", "up", ["ip", "link", "set", "dev", name, "up"]))
+            found.append(change("link", "%s state" % name, "down", "up", ["ip", "link", "set", "dev", name, "up"]))
         for address in live["addresses"]:
             if address != item["address"]:
-                found.append(_change("address", "%s address %s" % (name, address), address, "",
-                                     ["ip", "address", "del", address, "dev", name]))
+                found.append(change("address", "%s address %s" % (name, address), address, "",
+                                    ["ip", "address", "del", address, "dev", name]))
         if item["address"] not in live["addresses"]:
-            found.append(_change("address", "%s address %s" % (name, item["address"]), "", item["address"],
-                                 ["ip", "address", "add", item["address"], "dev", name]))
+            found.append(change("address", "%s address %s" % (name, item["address"]), "", item["address"],
+                                ["ip", "address", "add", item["address"], "dev", name]))
     return found
 
 
@@ -302,24 +345,19 @@ def _route_changes(node: dict[str, Any], routes: dict[str, dict[str, Any]]) -> l
         if live is not None and live["protocol"] == ROUTE_PROTOCOL and live["nexthops"] == nexthops:
             continue
         before = route_text(to, live["nexthops"]) + " proto " + live["protocol"] if live else ""
-        found.append(_change("route", "route %s" % to, before, route_text(to, nexthops),
-                             _route_argv("replace", to, nexthops)))
-    for to, live in sorted(routes.items(), key=lambda item: _net_key(item[0])):
-        if live["protocol"] == ROUTE_PROTOCOL and to not in wanted:
-            found.append(_change("route", "route %s" % to, route_text(to, live["nexthops"]), "",
-                                 ["ip", "route", "del", to, "proto", ROUTE_PROTOCOL]))
-    return found
+        found.append(change("route", "route %s" % to, before, route_text(to, nexthops),
+                            route_argv("replace", to, nexthops)))
+    return found + _absent_routes({to: live for to, live in routes.items() if to not in wanted})
 
 
 def _absent_links(node: dict[str, Any], links: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    return [_change("address", "%s address %s" % (item["name"], item["address"]), item["address"], "",
-                    ["ip", "address", "del", item["address"], "dev", item["name"]])
+    return [change("address", "%s address %s" % (item["name"], item["address"]), item["address"], "",
+                   ["ip", "address", "del", item["address"], "dev", item["name"]])
             for item in node["interfaces"] if item["address"] in links[item["name"]]["addresses"]]
 
 
 def _absent_routes(routes: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    return [_change("route", "route %s" % to, route_text(to, live["nexthops"]), "",
-                    ["ip", "route", "del", to, "proto", ROUTE_PROTOCOL])
+    return [change("route", "route %s" % to, route_text(to, live["nexthops"]), "", route_argv("del", to, []))
             for to, live in sorted(routes.items(), key=lambda item: _net_key(item[0]))
             if live["protocol"] == ROUTE_PROTOCOL]
 
@@ -330,7 +368,7 @@ def _sysctl_changes(wanted: dict[str, str], live: dict[str, str]) -> list[dict[s
         if live.get(key) is None:
             raise NodeNetworkError("sysctl %s does not exist on the node" % key)
         if live[key].split() != value.split():
-            found.append(_change("sysctl", key, live[key], value, ["sysctl", "-q", "-w", "%s=%s" % (key, value)]))
+            found.append(change("sysctl", key, live[key], value, ["sysctl", "-q", "-w", "%s=%s" % (key, value)]))
     return found
 
 
@@ -345,11 +383,16 @@ def saved_sysctls(node: dict[str, Any], live: dict[str, str], saved: dict[str, s
     return result
 
 
-def diff(node_name: str, found: list[dict[str, Any]]) -> dict[str, str]:
-    """An Ansible ``diff`` of the changes: one line per item before and after."""
-    before = "".join("%s: %s\n" % (change["what"], change["before"]) for change in found if change["before"])
-    after = "".join("%s: %s\n" % (change["what"], change["after"]) for change in found if change["after"])
-    return {"before": before, "after": after,
+def diff(node_name: str, found: list[dict[str, Any]], kinds: bool = False) -> dict[str, str]:
+    """An Ansible ``diff`` of the changes: one line ``what: value`` per change
+    before and after (a side without a value has no line). ``kinds``: each
+    line starts with the change's kind (node_planes, whose ``what`` names
+    only the item: a route's destination, a port)."""
+    lines = {}
+    for side in ("before", "after"):
+        lines[side] = "".join("%s%s: %s\n" % (item["kind"] + " " if kinds else "", item["what"], item[side])
+                              for item in found if item[side])
+    return {"before": lines["before"], "after": lines["after"],
             "before_header": "node %s (live)" % node_name, "after_header": "node %s (plan)" % node_name}
 
 

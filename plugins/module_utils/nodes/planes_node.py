@@ -34,22 +34,26 @@ file and put back by ``state: absent``.
 
 Ownership: routes carry protocol :data:`ROUTE_PROTOCOL`; addresses are the
 plan's (ports and primary) only; sysctls are restored from the state file.
+
+The live state is read, and the route commands, texts and ``--diff`` are
+written, by node_network's code (``linux_network``), with this role's
+options: addresses of every scope, every route and next hop in the order
+the kernel lists them, output that is not a JSON list refused.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import json
-import re
 from typing import Any
 
 from ..errors import EtherclusterError
+from . import linux_network as ln
+# one change of the module's list (node_network's shape: kind, what, before, after, argv)
+from .linux_network import IFNAME_RE, MAC_RE, change
 
 MODES = ("pmcme", "l4_multipath", "single")
 # route protocol of the routes node_planes installs (node_network uses 233)
 ROUTE_PROTOCOL = "234"
-MAC_RE = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
-IFNAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,14}$")
 HASH_POLICY = "net.ipv4.fib_multipath_hash_policy"
 # section 3.2: a stream with more than 7,000 unacknowledged bytes is high-bandwidth
 THRESHOLD = 7000
@@ -193,72 +197,23 @@ def planned_addresses(view: dict[str, Any]) -> dict[str, list[str]]:
     return found
 
 
-def parse_links(text: str) -> dict[str, dict[str, Any]]:
-    """``ip -j address show`` -> name -> {mac, up, addresses (IPv4 a/len)}."""
-    links = {}
-    for item in _json_list(text, "ip -j address show"):
-        addresses = ["%s/%s" % (a.get("local"), a.get("prefixlen")) for a in item.get("addr_info", [])
-                     if a.get("family") == "inet"]
-        links[str(item.get("ifname"))] = {"mac": str(item.get("address", "")).lower(),
-                                          "up": "UP" in item.get("flags", []), "addresses": addresses,
-                                          "ifindex": int(item.get("ifindex", 0))}
-    return links
+def live_links(text: str) -> dict[str, dict[str, Any]]:
+    """``ip -j address show`` -> name -> {mac, up, ifindex, addresses}
+    (node_network's parser): addresses of every scope (the primary on ``lo``
+    is scope host); output that is not a JSON list is an error."""
+    return ln.parse_links(text, scope=None, strict=True)
 
 
-def parse_routes(text: str) -> dict[str, dict[str, Any]]:
+def live_routes(text: str) -> dict[str, dict[str, Any]]:
     """``ip -j route show proto ROUTE_PROTOCOL`` -> destination (a/32) ->
-    {src, nexthops [{via, dev}]} (a single-path route has one nexthop)."""
-    routes = {}
-    for item in _json_list(text, "ip -j route show"):
-        dst = str(item.get("dst"))
-        dst = dst if "/" in dst else dst + "/32"
-        hops = item.get("nexthops") or [item]
-        routes[dst] = {"src": item.get("prefsrc"),
-                       "nexthops": [_hop(hop) for hop in hops]}
-    return routes
+    {src, nexthops [{via, dev, onlink}]} (node_network's parser): every
+    route and next hop, in the kernel's order (the planes' order they were
+    given in); output that is not a JSON list is an error."""
+    return ln.parse_routes(text, gateways_only=False, sort_hops=False, strict=True)
 
 
-def _hop(item: dict[str, Any]) -> dict[str, Any]:
-    """One next hop of ``ip -j route`` output."""
-    hop: dict[str, Any] = {"via": item.get("gateway"), "dev": item.get("dev")}
-    if "onlink" in (item.get("flags") or []):
-        hop["onlink"] = True
-    return hop
-
-
-def _json_list(text: str, what: str) -> list[dict[str, Any]]:
-    """The JSON list an iproute2 command printed."""
-    try:
-        value = json.loads(text or "[]")
-    except ValueError as exc:
-        raise PlanesNodeError("%s: unreadable output (%s)" % (what, exc))
-    if not isinstance(value, list):
-        raise PlanesNodeError("%s: a JSON list was expected" % what)
-    return [item for item in value if isinstance(item, dict)]
-
-
-def route_text(dst: str, route: dict[str, Any]) -> str:
-    """A route as one line (``--diff``)."""
-    hops = " ".join("nexthop via %s dev %s%s" % (hop["via"], hop["dev"], " onlink" if hop.get("onlink") else "")
-                    for hop in route["nexthops"])
-    return "%s src %s %s" % (dst, route["src"], hops)
-
-
-def route_argv(verb: str, dst: str, route: dict[str, Any]) -> list[str]:
-    """``ip route replace|del`` for one of our routes."""
-    argv = ["ip", "route", verb, dst, "proto", ROUTE_PROTOCOL]
-    if verb == "del":
-        return argv
-    argv += ["src", route["src"]]
-    hops = route["nexthops"]
-    for hop in hops:
-        argv += ([] if len(hops) == 1 else ["nexthop"]) + ["via", hop["via"], "dev", hop["dev"]] + (["onlink"] if hop.get("onlink") else [])
-    return argv
-
-
-def change(kind: str, what: str, before: str, after: str, argv: list[str]) -> dict[str, Any]:
-    """One change: what it is about, before and after, the command."""
-    return {"kind": kind, "what": what, "before": before, "after": after, "argv": argv}
+def _route_text(dst: str, route: dict[str, Any]) -> str:
+    return ln.route_text(dst, route["nexthops"], route["src"])
 
 
 def link_changes(want: dict[str, Any], view: dict[str, Any], links: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -297,12 +252,13 @@ def route_changes(want: dict[str, dict[str, Any]], live: dict[str, dict[str, Any
     """Our routes to replace (missing or different) and to delete (not wanted)."""
     found = []
     for dst in sorted(want):
-        before = route_text(dst, live[dst]) if dst in live else ""
-        after = route_text(dst, want[dst])
+        before = _route_text(dst, live[dst]) if dst in live else ""
+        after = _route_text(dst, want[dst])
         if before != after:
-            found.append(change("route", dst, before, after, route_argv("replace", dst, want[dst])))
+            argv = ln.route_argv("replace", dst, want[dst]["nexthops"], ROUTE_PROTOCOL, want[dst]["src"])
+            found.append(change("route", dst, before, after, argv))
     for dst in sorted(set(live) - set(want)):
-        found.append(change("route", dst, route_text(dst, live[dst]), "", route_argv("del", dst, live[dst])))
+        found.append(change("route", dst, _route_text(dst, live[dst]), "", ln.route_argv("del", dst, [], ROUTE_PROTOCOL)))
     return found
 
 
@@ -338,8 +294,5 @@ def saved_sysctls(want: dict[str, str], live: dict[str, str | None], saved: dict
 
 
 def diff(node: str, found: list[dict[str, Any]]) -> dict[str, str]:
-    """``--diff`` text: one line per changed item, before and after."""
-    before = ["%s %s: %s" % (item["kind"], item["what"], item["before"] or "(none)") for item in found]
-    after = ["%s %s: %s" % (item["kind"], item["what"], item["after"] or "(none)") for item in found]
-    return {"before_header": "%s (live)" % node, "after_header": "%s (planned)" % node,
-            "before": "\n".join(before) + ("\n" if before else ""), "after": "\n".join(after) + ("\n" if after else "")}
+    """``--diff`` text (node_network's): one line per changed item, before and after, led by its kind."""
+    return ln.diff(node, found, kinds=True)

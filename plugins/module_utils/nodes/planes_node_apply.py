@@ -139,8 +139,8 @@ def plan_changes(run: Runner, args: dict[str, Any]) -> tuple[list[dict[str, Any]
     state_path = os.path.join(args["workdir"], "%s.json" % view["instance"])
     obj = os.path.join(args["workdir"], "%s.pmcme.o" % view["instance"])
     saved = load_saved(state_path)
-    links = pn.parse_links(_out(run, ["ip", "-j", "address", "show"]))
-    routes = pn.parse_routes(_out(run, ["ip", "-j", "route", "show", "proto", pn.ROUTE_PROTOCOL]))
+    links = pn.live_links(_out(run, ["ip", "-j", "address", "show"]))
+    routes = pn.live_routes(_out(run, ["ip", "-j", "route", "show", "proto", pn.ROUTE_PROTOCOL]))
     names = sorted(set(want["sysctls"]) | set(saved.get("sysctls", {})))
     live_sysctls = read_sysctls(names)
     found = pn.link_changes(want, view, links) if present else []

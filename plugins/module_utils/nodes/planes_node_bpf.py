@@ -24,7 +24,8 @@ import re
 import struct
 from typing import Any
 
-from .planes_node import MAX_PORTS, PER_PORT, PlanesNodeError, change
+from .linux_network import change
+from .planes_node import MAX_PORTS, PER_PORT, PlanesNodeError
 
 PIN_ROOT = "/sys/fs/bpf/ethercluster_planes"
 BPF_MOUNT = "/sys/fs/bpf"

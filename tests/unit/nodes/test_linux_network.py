@@ -253,3 +253,80 @@ def test_multipath_gives_every_path_and_a_loop_is_refused():
     nodes["a"]["forwarding"] = nodes["c"]["forwarding"] = False
     with pytest.raises(NodeNetworkError, match="node c would forward from a to 10.0.3.4, but its forwarding is off"):
         ln.planned_paths(nodes, "a", "10.0.3.4")
+
+
+# the one `ip -j` parser of node_network and node_planes: node_network's filters are the defaults,
+# node_planes' options keep every scope, route and next hop in the kernel's order, and refuse non-lists
+LINKS = [link("lo", "00:00:00:00:00:00", True, ["127.0.0.1/8"]),
+         dict(link("e1", "AA:BB:CC:00:00:02", True, ["10.20.1.2/24"]), ifindex=7)]
+LINKS[0]["addr_info"].append({"family": "inet", "local": "10.97.0.1", "prefixlen": 32, "scope": "host"})
+ROUTES = [{"dst": "default", "gateway": "192.0.2.1", "dev": "e0", "protocol": "static"},
+          {"dst": "10.10.0.0/24", "dev": "e0", "protocol": "kernel", "scope": "link", "prefsrc": "10.10.0.2"},
+          {"dst": "10.66.0.0/16", "type": "blackhole", "protocol": "233"},
+          {"dst": "10.97.0.2", "protocol": "234", "prefsrc": "10.97.0.1",
+           "nexthops": [{"gateway": "10.97.2.2", "dev": "e2"}, {"gateway": "10.97.10.2", "dev": "e10", "flags": ["onlink"]}]}]
+
+
+def test_links_are_read_with_node_networks_scope_filter_or_every_scope():
+    links = ln.parse_links(json.dumps(LINKS))
+    assert links["e1"] == {"up": True, "mac": "aa:bb:cc:00:00:02", "ifindex": 7, "addresses": ["10.20.1.2/24"]}
+    assert links["lo"]["addresses"] == ["127.0.0.1/8"]  # link() marks every address global
+    assert ln.parse_links(json.dumps(LINKS), scope=None)["lo"]["addresses"] == ["10.97.0.1/32", "127.0.0.1/8"]
+
+
+def test_routes_are_read_with_node_networks_filters_or_as_the_kernel_lists_them():
+    routes = ln.parse_routes(json.dumps(ROUTES))
+    assert sorted(routes) == ["0.0.0.0/0", "10.10.0.0/24", "10.97.0.2/32"]  # the blackhole is left out
+    assert routes["10.10.0.0/24"] == {"protocol": "kernel", "src": "10.10.0.2", "nexthops": []}  # connected
+    # sorted by device name, then address (the plan's order: check_node)
+    assert routes["10.97.0.2/32"]["nexthops"] == [{"via": "10.97.10.2", "dev": "e10", "onlink": True},
+                                                  {"via": "10.97.2.2", "dev": "e2"}]
+    every = ln.parse_routes(json.dumps(ROUTES), gateways_only=False, sort_hops=False)
+    assert every["10.66.0.0/16"]["nexthops"] == [{"via": None, "dev": None}]
+    assert every["10.10.0.0/24"]["nexthops"] == [{"via": None, "dev": "e0"}]
+    assert every["10.97.0.2/32"]["nexthops"] == [{"via": "10.97.2.2", "dev": "e2"},
+                                                 {"via": "10.97.10.2", "dev": "e10", "onlink": True}]
+
+
+@pytest.mark.parametrize("text", ["{}", "null", '"x"'])
+def test_output_that_is_not_a_json_list_is_no_state_or_with_strict_an_error(text):
+    assert ln.parse_links(text) == {} and ln.parse_routes(text) == {}
+    with pytest.raises(NodeNetworkError, match=r"cannot read `ip -j address show`: a JSON list was expected"):
+        ln.parse_links(text, strict=True)
+    with pytest.raises(NodeNetworkError, match=r"cannot read `ip -j route show`: a JSON list was expected"):
+        ln.parse_routes(text, strict=True)
+    with pytest.raises(NodeNetworkError, match=r"cannot read `ip -j route show`: "):
+        ln.parse_routes("[{")
+
+
+def test_route_commands_and_texts():
+    one = [{"via": "10.0.0.2", "dev": "e0"}]
+    two = [{"via": "10.0.0.2", "dev": "e0", "onlink": True}, {"via": "10.0.1.2", "dev": "e1"}]
+    assert ln.route_argv("replace", "10.9.0.0/16", one) == "ip route replace 10.9.0.0/16 proto 233 via 10.0.0.2 dev e0".split()
+    assert ln.route_argv("replace", "10.9.0.1/32", two, "234", "10.8.0.1") == (
+        "ip route replace 10.9.0.1/32 proto 234 src 10.8.0.1 nexthop via 10.0.0.2 dev e0 onlink nexthop via 10.0.1.2 dev e1".split())
+    assert ln.route_argv("del", "10.9.0.1/32", two, "234", "10.8.0.1") == "ip route del 10.9.0.1/32 proto 234".split()
+    assert ln.route_text("10.9.0.0/16", one) == "10.9.0.0/16 via 10.0.0.2 dev e0"
+    assert ln.route_text("10.9.0.1/32", two, "10.8.0.1") == "10.9.0.1/32 src 10.8.0.1 via 10.0.0.2 dev e0 onlink via 10.0.1.2 dev e1"
+    assert ln.route_text("10.9.0.0/24", []) == "10.9.0.0/24 connected"
+
+
+def test_an_onlink_route_to_a_planned_destination_is_replaced_by_the_plans():
+    node = ln.check_node("n1", ENTRY)
+    fake = FakeNode()
+    for change in fake.changes(node):
+        fake.run(change["argv"])
+    route = next(r for r in fake.routes if r["dst"] == "10.10.2.0/24")
+    route["flags"] = ["onlink"]
+    (found,) = fake.changes(node)
+    assert found["before"] == "10.10.2.0/24 via 10.10.0.3 dev e0 onlink proto 233"
+    assert found["argv"] == "ip route replace 10.10.2.0/24 proto 233 via 10.10.0.3 dev e0".split()
+
+
+def test_diff_lines_can_lead_with_the_kind():
+    found = [ln.change("route", "10.9.0.1/32", "", "10.9.0.1/32 via 10.0.0.2 dev e0", []),
+             ln.change("address", "lo 10.9.0.1/32", "10.9.0.1/32", "", [])]
+    assert ln.diff("n0", found, kinds=True) == {
+        "before": "address lo 10.9.0.1/32: 10.9.0.1/32\n", "after": "route 10.9.0.1/32: 10.9.0.1/32 via 10.0.0.2 dev e0\n",
+        "before_header": "node n0 (live)", "after_header": "node n0 (plan)"}
+    assert ln.diff("n0", found)["before"] == "lo 10.9.0.1/32: 10.9.0.1/32\n"

@@ -8,6 +8,8 @@ import struct
 
 import pytest
 
+from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
+from ansible_collections.ethercluster.routing.plugins.module_utils.nodes import linux_network as ln
 from ansible_collections.ethercluster.routing.plugins.module_utils.nodes import planes_node as pn
 from ansible_collections.ethercluster.routing.plugins.module_utils.nodes import planes_node_bpf as pb
 from ansible_collections.ethercluster.routing.plugins.module_utils.nodes.planes import plan_planes
@@ -33,7 +35,7 @@ def _live_links(view, addresses=None, up=True):
                 for a in (addresses or {}).get(port["name"], [])]
         items.append({"ifindex": 10 + index, "ifname": port["name"], "address": port["mac"],
                       "flags": ["UP"] if up else [], "addr_info": info})
-    return pn.parse_links(json.dumps(items))
+    return pn.live_links(json.dumps(items))
 
 
 def test_view_takes_primary_ports_and_peers_from_the_planes_plan(plan):
@@ -69,7 +71,7 @@ def test_l4_multipath_moves_the_primary_to_lo_and_routes_over_every_plane(plan):
                                  {"via": "10.97.3.2", "dev": "e3"}]
     assert want["sysctls"][pn.HASH_POLICY] == "1"
     assert "net.ipv4.conf.e0.arp_ignore" not in want["sysctls"]  # e0 answers ARP for the primary on lo
-    argv = pn.route_argv("replace", "10.97.0.2/32", route)
+    argv = ln.route_argv("replace", "10.97.0.2/32", route["nexthops"], pn.ROUTE_PROTOCOL, route["src"])
     assert argv[:8] == ["ip", "route", "replace", "10.97.0.2/32", "proto", "234", "src", "10.97.0.1"]
     assert argv[8:14] == ["nexthop", "via", "10.97.0.2", "dev", "e0", "onlink"]
 
@@ -92,10 +94,7 @@ def test_changes_from_a_bare_node_then_nothing_once_applied(plan):
     applied = _live_links(view, {dev: list(items) for dev, items in want["addresses"].items()})
     applied["lo"]["addresses"].append("10.97.0.1/32")
     assert pn.address_changes(want["addresses"], pn.planned_addresses(view), applied) == []
-    live_routes = pn.parse_routes(json.dumps([
-        {"dst": dst, "protocol": "234", "prefsrc": route["src"],
-         "nexthops": [{"gateway": hop["via"], "dev": hop["dev"], "flags": ["onlink"] if hop.get("onlink") else []}
-                      for hop in route["nexthops"]]} for dst, route in want["routes"].items()]))
+    live_routes = pn.live_routes(_kernel_routes(want["routes"]))
     assert pn.route_changes(want["routes"], live_routes) == []
     assert [item["after"] for item in pn.route_changes({}, live_routes)] == ["", ""]
 
@@ -198,3 +197,43 @@ def test_refusals_name_node_and_port(plan):
         pn.wanted(view, "lacp")
     with pytest.raises(pn.PlanesNodeError, match="node n0 is not in nodes"):
         pn.node_view({"nodes": {}}, "n0")
+
+
+def _kernel_routes(routes):
+    """ip -j route show proto 234 output holding ``routes`` (destination -> {src, nexthops})."""
+    return json.dumps([{"dst": dst.split("/")[0], "protocol": "234", "prefsrc": route["src"], "flags": [],
+                        "nexthops": [{"gateway": hop["via"], "dev": hop["dev"], "flags": ["onlink"] if hop.get("onlink") else []}
+                                     for hop in route["nexthops"]]} for dst, route in routes.items()])
+
+
+def test_routes_keep_the_planes_order_past_ten_ports():
+    # node_network sorts next hops by device name (e10 before e2); node_planes keeps the kernel's order,
+    # the order it gave them in, so an applied route of 11 planes needs no change
+    view = _view(plan_planes({"kind": "planes", "nodes": 2, "ports": 11}))
+    want = pn.wanted(view, "l4_multipath")
+    live = pn.live_routes(_kernel_routes(want["routes"]))
+    assert [hop["dev"] for hop in live["10.97.0.2/32"]["nexthops"]] == ["e%d" % port for port in range(11)]
+    assert pn.route_changes(want["routes"], live) == []
+
+
+def test_route_changes_and_diff_text(plan):
+    view = _view(plan)
+    want = pn.wanted(view, "l4_multipath")
+    # a default route of our protocol (none of ours) is read as 0.0.0.0/0 and deleted
+    live = pn.live_routes(json.dumps([{"dst": "default", "gateway": "10.97.1.9", "dev": "e1", "protocol": "234"}]))
+    found = pn.route_changes(want["routes"], live)
+    assert [item["argv"] for item in found][-1] == ["ip", "route", "del", "0.0.0.0/0", "proto", "234"]
+    assert found[0]["after"] == ("10.97.0.2/32 src 10.97.0.1 via 10.97.0.2 dev e0 onlink via 10.97.1.2 dev e1 "
+                                 "via 10.97.2.2 dev e2 via 10.97.3.2 dev e3")
+    text = pn.diff("n0", found)
+    assert text["before"] == "route 0.0.0.0/0: 0.0.0.0/0 via 10.97.1.9 dev e1\n"
+    assert text["after"].splitlines()[0] == "route 10.97.0.2/32: " + found[0]["after"]
+    assert (text["before_header"], text["after_header"]) == ("node n0 (live)", "node n0 (plan)")
+
+
+@pytest.mark.parametrize("text", ["{}", "null"])
+def test_output_that_is_not_a_json_list_is_refused(text):
+    with pytest.raises(EtherclusterError, match="cannot read `ip -j address show`: a JSON list was expected"):
+        pn.live_links(text)
+    with pytest.raises(EtherclusterError, match="cannot read `ip -j route show`: a JSON list was expected"):
+        pn.live_routes(text)
