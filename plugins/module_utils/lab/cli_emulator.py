@@ -209,6 +209,22 @@ class Session:
         scheduled = _read_json(os.path.join(directory, RELOAD_FILE))
         if scheduled.get("at"):
             self.cli.reload_shown = reload_shown(scheduled["at"])
+        self.cli.status = self.port_status
+
+    def port_status(self) -> dict[str, dict[str, Any]]:
+        """``{interface: {"link", "admin", "speed_mbps"}}`` of the lab ports
+        as the OVS bridge has them now (the carrier, the emulated speed);
+        {} when the bridge cannot be read."""
+        try:
+            read = self.shell(ovs.read_script(self.settings.get("bridge") or ovs.DEFAULT_BRIDGE),
+                              "reading the OVS bridge")
+            ports = ovs.parse_state(read)["ports"]
+        except EtherclusterError:
+            return {}
+        names = self.settings["interfaces"]
+        return {names[port]: {"link": entry.get("link"), "admin": entry.get("admin"),
+                              "speed_mbps": entry.get("speed_mbps")}
+                for port, entry in ports.items() if port in names}
 
     def refused(self) -> bool:
         """The lab fault ``lose_management`` cut this switch off: the session is refused."""

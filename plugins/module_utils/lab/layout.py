@@ -22,11 +22,13 @@ Naming (all names are unique to one lab, so two labs can coexist and
 * files, sockets, pid files and logs are under ``<state_root>/L/`` (one
   directory per switch);
 * a switch whose topology platform has an emulated CLI
-  (:data:`CLI_PLATFORMS`: ``dell_os6``) gets ``cli``: its platform and
-  ``{port: interface name}`` map (the topology's ``interface_names`` /
-  ``interface_pattern``, else ``Gi1/0/<port>``); the layout then names
-  the Python (``cli.python``, with ``cli.pythonpath``) that runs the
-  emulator (:mod:`.os6_cli`) behind the switch's SSH CLI key.
+  (:data:`CLI_PLATFORMS`: ``dell_os6``, ``huawei_vrp``) gets ``cli``: its
+  platform and ``{port: interface name}`` map (the topology's
+  ``interface_names`` / ``interface_pattern``, else ``Gi1/0/<port>`` on
+  OS6, ``GigabitEthernet0/0/<port>`` on VRP); the layout then names the
+  Python (``cli.python``, with ``cli.pythonpath``) that runs the emulator
+  (:mod:`.cli_emulator`: :mod:`.os6_cli`, :mod:`.vrp_cli`) behind the
+  switch's SSH CLI key.
 
 Addresses: the management network (default 198.51.100.0/24, TEST-NET-2)
 gives its first address to the root-namespace side of every management veth
@@ -60,7 +62,7 @@ MAX_RENEGOTIATION_GAP_S = 60.0
 GAP_FROM_PROFILE = "profile"
 OVS_SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
 # platform -> default interface name pattern of the ports its emulated CLI has
-CLI_PLATFORMS = {"dell_os6": "Gi1/0/{port}"}
+CLI_PLATFORMS = {"dell_os6": "Gi1/0/{port}", "huawei_vrp": "GigabitEthernet0/0/{port}"}
 # the directory holding ansible_collections/ of this code (PYTHONPATH of the emulator)
 COLLECTIONS_DIR = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                *[os.pardir] * 6))

@@ -41,7 +41,7 @@ CLI_KEY = "cli_id_ed25519"
 CLI_SETTINGS = "cli.json"
 CLI_MODULE = "ansible_collections.ethercluster.routing.plugins.module_utils.lab.cli_emulator"
 # network_os of the ansible.netcommon.network_cli inventory of a CLI switch
-CLI_NETWORK_OS = {"dell_os6": "ethercluster.routing.dell_os6"}
+CLI_NETWORK_OS = {"dell_os6": "ethercluster.routing.dell_os6", "huawei_vrp": "ethercluster.routing.huawei_vrp"}
 HOST_KEY = "ssh_host_ed25519_key"
 AUTHORIZED_KEYS = "authorized_keys"
 KNOWN_HOSTS = "known_hosts"
@@ -424,16 +424,18 @@ def inventory_data(layout: dict[str, Any]) -> dict[str, Any]:
 def cli_inventory_vars(layout: dict[str, Any], sw: dict[str, Any]) -> dict[str, Any]:
     """Host variables of a switch with an emulated CLI: reached over
     ``ansible.netcommon.network_cli`` (paramiko) with the CLI key, which
-    gets the emulator, not a shell; ``enable`` through become. Host keys
-    are not checked (the lab's addresses sit on local veths and change host
-    key with every build; paramiko only reads ~/.ssh/known_hosts)."""
+    gets the emulator, not a shell; OS6's ``enable`` through become (VRP
+    has no enable level). Host keys are not checked (the lab's addresses
+    sit on local veths and change host key with every build; paramiko only
+    reads ~/.ssh/known_hosts)."""
+    enable = sw["cli"]["platform"] == "dell_os6"
     return {
         "ansible_connection": "ansible.netcommon.network_cli",
         "ansible_network_os": CLI_NETWORK_OS[sw["cli"]["platform"]],
         "ansible_network_cli_ssh_type": "paramiko",
         "ansible_ssh_private_key_file": lab_paths(layout)["cli_key"],
-        "ansible_become": True,
-        "ansible_become_method": "ansible.netcommon.enable",
+        "ansible_become": enable,
+        **({"ansible_become_method": "ansible.netcommon.enable"} if enable else {}),
         "ansible_host_key_checking": False,
         "ethercluster_cli_platform": sw["cli"]["platform"],
     }
