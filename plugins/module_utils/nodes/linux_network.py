@@ -241,6 +241,7 @@ def _hop(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def _hop_key(hop: dict[str, Any]) -> tuple[str, int]:
+    """Device name, then address (no gateway first)."""
     return str(hop["dev"]), int(ipaddress.IPv4Address(hop["via"])) if hop["via"] else -1
 
 

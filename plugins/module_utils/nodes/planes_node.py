@@ -213,6 +213,7 @@ def live_routes(text: str) -> dict[str, dict[str, Any]]:
 
 
 def _route_text(dst: str, route: dict[str, Any]) -> str:
+    """One of our routes (``{src, nexthops}``) as one line: what is compared, and shown."""
     return ln.route_text(dst, route["nexthops"], route["src"])
 
 
