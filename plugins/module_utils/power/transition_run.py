@@ -166,6 +166,15 @@ class OvsDriver:
             raise TransitionRunError("%s: no OpenFlow port %s" % (switch, port))
         return "down" if entry["link"] == "down" or entry["admin"] == "down" else "up"
 
+    def carriers(self, switch: str) -> dict[str, str]:
+        """``{port: "up"/"down"}`` of every OpenFlow port of the switch (one
+        ``dump-ports-desc``): what :class:`.transition_watch.CarrierWatch` polls."""
+        text = self._session(switch).run(
+            "ovs-ofctl -O %s dump-ports-desc --no-names %s\n" % (ovs.OFP_VERSION, self.bridge(switch)),
+            "carrier poll")
+        return {str(number): "down" if entry["link"] == "down" or entry["admin"] == "down" else "up"
+                for number, entry in ovs.parse_ports(text).items()}
+
     def counters(self, switch: str) -> dict[str, dict[str, int]]:
         """``{port: {"rx_bytes", "tx_bytes", ...}}`` of the switch (dump-ports)."""
         text = self._session(switch).run(counters_script(self.bridge(switch)), "counters")
@@ -305,18 +314,25 @@ def _wait_carrier(step: Data, driver: Driver, sleep: Callable[[float], Any], clo
 def run_steps(steps: list[Data], driver: Driver, start: int = 0, log: Callable[[Data], Any] | None = None,
               sleep: Callable[[float], Any] = time.sleep, clock: Callable[[], float] = time.monotonic,
               wall: Callable[[], float] = time.time, poll_s: float = POLL_S,
-              max_parallel: int | None = None) -> list[Data]:
+              max_parallel: int | None = None, watch: Callable[[int], Any] | None = None) -> list[Data]:
     """Run ``steps[start:]`` in order; return one result per step run:
     ``{"index", "kind", "name", "changed": [switches], "seconds", "start",
     "end"}`` (wall-clock times, for attributing probe losses).
     ``max_parallel`` bounds how many switches of a parallel push are
-    written at once (None: all).
+    written at once (None: all). ``watch(position)`` runs before every
+    step but the first and may stop the run by raising TransitionRunError
+    (:class:`.transition_watch.CarrierWatch`: a link cut meanwhile).
 
     Raises :class:`TransitionRunError` at the first failing step (naming
     it) with the results so far in ``.steps``."""
     results: list[Data] = []
     states: dict[str, Any] = {}
     for position in range(start, len(steps)):
+        if watch is not None and position > start:
+            try:
+                watch(position)
+            except TransitionRunError as exc:
+                raise TransitionRunError(str(exc), results)
         step = steps[position]
         kind = step.get("kind")
         name = step.get("name") or kind
@@ -600,10 +616,19 @@ def execute(topology: Topology, action: str, link: Any, driver: Driver, planner:
         result["bank_after"] = (transition.after.get("fabric") or {}).get("bank")
         if not found["done"]:
             result["changed"] = True
+            # imported here: it imports this module (a link cut meanwhile, issue 18)
+            from .transition_watch import CarrierWatch  # pylint: disable=import-outside-toplevel
+            target = _requested_link(topology, action, link, speed_mbps)
+            watch = CarrierWatch(topology, transition, state, driver, target.index,
+                                 "the transition (%s %s)" % (action, target.name))
+
+            def run(todo: list[Data], start: int = 0, between: Any = None) -> list[Data]:
+                return run_steps(todo, driver, start=start, log=log, sleep=sleep, clock=clock, wall=wall,
+                                 poll_s=poll_s, max_parallel=max_parallel, watch=between)
+
+            watch.before_run(found["start"], check_mode, run)
             if not check_mode:
-                result["steps"] = run_steps(steps, driver, start=found["start"], log=log,
-                                            sleep=sleep, clock=clock, wall=wall, poll_s=poll_s,
-                                            max_parallel=max_parallel)
+                result["steps"] = run(steps, found["start"], watch.between)
                 after = read_states(driver, topology.switch_names())
                 left = differing(after, transition.after["switches"])
                 if left:
