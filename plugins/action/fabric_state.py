@@ -35,8 +35,8 @@ class ActionModule(CollectionAction):
         try:
             topology = fabric_access.load_fabric_topology(self, args["topology"])
             switches = args["switches"] or topology.switch_names()
-            driver, _settings = fabric_access.ovs_driver(
-                self, task_vars, switches, args["timeout"], args["host_key_checking"])
+            driver, _settings = fabric_access.fabric_driver(
+                self, task_vars, topology, args["timeout"], args["host_key_checking"], switches)
             states = transition_run.read_states(driver, switches)
             if args["counters"]:
                 result["read_at"] = round(time.time(), 3)

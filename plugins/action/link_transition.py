@@ -92,8 +92,8 @@ class ActionModule(CollectionAction):
         driver = None
         try:
             topology = fabric_access.load_fabric_topology(self, args["topology"])
-            driver, _settings = fabric_access.ovs_driver(
-                self, task_vars, topology.switch_names(), args["timeout"], args["host_key_checking"])
+            driver, _settings = fabric_access.fabric_driver(
+                self, task_vars, topology, args["timeout"], args["host_key_checking"])
 
             def log(entry):
                 display.display("  %s: %s" % (what, step_line(entry)))

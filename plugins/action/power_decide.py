@@ -96,8 +96,8 @@ class ActionModule(CollectionAction):
         driver = None
         try:
             switches = topology.switch_names()
-            driver, settings = fabric_access.ovs_driver(
-                self, task_vars, switches, args["timeout"], args["host_key_checking"])
+            driver, settings = fabric_access.fabric_driver(
+                self, task_vars, topology, args["timeout"], args["host_key_checking"])
             state = fabric_state(topology, transition_run.read_states(driver, switches))
             if not state["settled"]:
                 raise AnsibleError("the fabric is not settled, nothing decided: %s"

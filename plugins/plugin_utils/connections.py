@@ -18,6 +18,13 @@ fabric-wide actions: one per switch, used from worker threads);
 task's own host (``ovs_switch``). Both return a :class:`ScriptSession`:
 ``run(script, what, timeout=None) -> stdout`` and ``close()``.
 
+CLI switches (``dell_os6``, ``huawei_vrp``) are reached the same way over
+the connection their inventory names, ``ansible.netcommon.network_cli``
+with the collection's cliconf and terminal plugins (``ansible_network_os``):
+:func:`cli_session` sets it up in the controller's process, as
+a task's connection is set up, and returns a :class:`CliSession`:
+``command(text) -> output``, ``configure(lines)`` and ``close()``.
+
 A script goes in on the standard input of ``/bin/sh -s``, not on the
 command line, so its size is not bound by the 128 KiB limit of one
 argument (a switch's flow table can be larger). When a become method
@@ -38,6 +45,7 @@ from typing import Any
 
 from ansible import constants as C
 from ansible.errors import AnsibleError, AnsibleValueOmittedError
+from ansible.module_utils.connection import Connection, ConnectionError  # pylint: disable=redefined-builtin
 from ansible.module_utils.common.text.converters import to_bytes, to_text
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.playbook.play_context import PlayContext
@@ -288,6 +296,90 @@ def connection_session(action: Any, task_vars: dict, host: str, timeout: float =
     return ScriptSession(connection, host, timeout, secrets=_secrets(connection, play_context))
 
 
+class CliSession:
+    """Commands on a CLI switch over a set-up ``network_cli`` connection,
+    run as Ansible runs it for a task: in a persistent connection process
+    (``ansible-connection``, started on first use with the connection's
+    options and play context) whose cliconf plugin answers ``get`` (a
+    command) and ``edit_config`` (configuration lines) over its socket, so
+    sessions may be used from worker threads. ``secrets`` are masked in
+    every message. One session is used by one thread at a time."""
+
+    def __init__(self, connection: Any, host: str, secrets: tuple = (), task_uuid: str = "") -> None:
+        self.connection = connection
+        self.host = host
+        self.task_uuid = task_uuid
+        self._rpc: Any = None
+        self._secrets = sorted({to_text(value) for value in secrets if value}, key=len, reverse=True)
+
+    def _open(self) -> Any:
+        if self._rpc is None:
+            # TaskExecutor's way to a persistent connection (loaded when used: controller only)
+            from ansible.executor.task_executor import start_connection  # pylint: disable=import-outside-toplevel
+            socket_path = start_connection(self.connection._play_context,  # pylint: disable=protected-access
+                                           self.connection.get_options(), self.task_uuid)
+            self._rpc = Connection(socket_path)
+        return self._rpc
+
+    def command(self, text: str, what: str | None = None) -> str:
+        """Run one exec-mode command; its output. SwitchConnectionError
+        naming the host and the command when it fails."""
+        try:
+            return to_text(self._open().get(command=text), errors="surrogate_then_replace")
+        except (AnsibleError, ConnectionError, OSError, ValueError) as exc:
+            raise SwitchConnectionError(self._masked("%s: %s failed: %s" % (self.host, what or repr(text), exc)))
+
+    def configure(self, lines: list) -> None:
+        """Send ``lines`` in configuration mode (the cliconf plugin enters
+        and leaves it, and names a refused line)."""
+        try:
+            self._open().edit_config(candidate=list(lines))
+        except (AnsibleError, ConnectionError, OSError, ValueError) as exc:
+            raise SwitchConnectionError(self._masked("%s: configuration push of %d line(s) failed: %s"
+                                                     % (self.host, len(lines), exc)))
+
+    def close(self) -> None:
+        """Close the CLI session (the persistent process ends with it)."""
+        rpc, self._rpc = self._rpc, None
+        if rpc is not None:
+            rpc.close()
+
+    def _masked(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, MASK)
+        return text
+
+
+def cli_session(action: Any, task_vars: dict, host: str, host_key_checking: bool | None = None) -> CliSession:
+    """A :class:`CliSession` to inventory host ``host``, whose
+    ``ansible_connection`` must be ``ansible.netcommon.network_cli`` (with
+    ``ansible_network_os`` naming the cliconf/terminal plugins), set up from
+    its variables and the task's keywords as :func:`connection_session`
+    sets up a shell connection (``ansible_become`` with
+    ``ansible.netcommon.enable`` for the privileged mode). Nothing is
+    connected until the first command."""
+    variables = host_variables(task_vars, host)
+    templar = action._templar.copy_with_new_env(available_variables=variables)  # pylint: disable=protected-access
+    task = _TaskKeywords(action._task)  # pylint: disable=protected-access
+    with _SETUP_LOCK:
+        try:
+            connection, play_context = _set_up(action, task, templar, variables, host, task_vars, shell=False)
+        except SwitchConnectionError:
+            raise
+        except AnsibleError as exc:
+            raise SwitchConnectionError("%s: cannot set up its connection: %s" % (host, exc))
+        name = getattr(connection, "_load_name", "") or ""
+        if name.rpartition(".")[2] != "network_cli":
+            raise SwitchConnectionError(
+                "%s: its platform is a CLI platform, reached over ansible.netcommon.network_cli; its "
+                "connection is %s: set ansible_connection=ansible.netcommon.network_cli and "
+                "ansible_network_os (docs/platforms.md)" % (host, name or "unknown"))
+        if host_key_checking is not None and "host_key_checking" in connection.get_options():
+            connection.set_option("host_key_checking", host_key_checking)
+    return CliSession(connection, host, secrets=_secrets(connection, play_context),
+                      task_uuid=action._task._uuid)  # pylint: disable=protected-access
+
+
 def task_session(action: Any, host: str, timeout: float = 30.0,
                  task_vars: dict | None = None) -> ScriptSession:
     """A :class:`ScriptSession` over the connection Ansible opened for the
@@ -305,9 +397,11 @@ def task_session(action: Any, host: str, timeout: float = 30.0,
                          secrets=_secrets(connection, action._play_context))  # pylint: disable=protected-access
 
 
-def _set_up(action: Any, task: Any, templar: Any, variables: dict, host: str, task_vars: dict) -> tuple:
+def _set_up(action: Any, task: Any, templar: Any, variables: dict, host: str, task_vars: dict,
+            shell: bool = True) -> tuple:
     """TaskExecutor._execute_internal / _get_connection /
-    _set_connection_options for one host, as if the task ran on it."""
+    _set_connection_options for one host, as if the task ran on it
+    (``shell=False``: a CLI connection, not refused)."""
     current = action._play_context  # pylint: disable=protected-access
     # a fresh play context holds what the command line gave (-u, -T, --private-key...);
     # passwords from -k/-K are carried over, the task's own host's are not
@@ -331,7 +425,8 @@ def _set_up(action: Any, task: Any, templar: Any, variables: dict, host: str, ta
     if not connection:
         raise SwitchConnectionError("%s: the connection plugin %r (ansible_connection) was not found"
                                     % (host, name))
-    _refuse_non_shell(connection, host)
+    if shell:
+        _refuse_non_shell(connection, host)
     _set_become(connection, task, templar, variables, play_context, host)
     play_context.set_attributes_from_plugin(connection)
 
@@ -342,6 +437,12 @@ def _set_up(action: Any, task: Any, templar: Any, variables: dict, host: str, ta
     task_keys.pop("retries", None)
     connection.set_options(task_keys=task_keys,
                            var_options=connection._resolve_option_variables(variables, templar))  # pylint: disable=protected-access
+    transport = None if shell else getattr(connection, "ssh_type_conn", None)
+    if transport is not None:
+        # network_cli's ssh (paramiko or libssh) plugin reads the ssh variables itself
+        # (ansible_ssh_private_key_file, ...), as ansible-connection hands them on
+        transport.set_options(task_keys=task_keys,
+                              var_options=transport._resolve_option_variables(variables, templar))  # pylint: disable=protected-access
     _set_plugin_options(connection._shell, "shell", variables, templar, task_keys)  # pylint: disable=protected-access
     if connection.become is not None:
         if play_context.become_pass:

@@ -5,13 +5,15 @@
 action plugins that read or change several switches in one task
 (fabric_state, link_transition, power counters): each switch is reached
 through the Ansible connection plugin its inventory variables name, set up
-as for a task on it (plugin_utils/connections.py)."""
+as for a task on it (plugin_utils/connections.py): a shell connection for
+``ovs`` switches, ``ansible.netcommon.network_cli`` for the CLI platforms
+(:func:`fabric_driver` picks the driver per switch by its platform)."""
 
 from __future__ import annotations
 
 from ansible.errors import AnsibleError
 
-from ansible_collections.ethercluster.routing.plugins.plugin_utils.connections import connection_session
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.connections import cli_session, connection_session
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import (
     controller_path,
     task_var,
@@ -89,3 +91,33 @@ def ovs_driver(action, task_vars, switches, timeout=30.0, host_key_checking=True
     driver = OvsDriver(session_opener(settings, timeout, host_key_checking),
                        {name: value["bridge"] for name, value in settings.items()}, timeout=timeout)
     return driver, settings
+
+
+def fabric_driver(action, task_vars, topology, timeout=30.0, host_key_checking=True, switches=None):
+    """``(driver, settings)`` for the switches of ``topology`` (or only
+    ``switches``): each reached by the driver of its platform, an OvsDriver
+    (:func:`ovs_driver`) for ``ovs`` switches, a CliDriver over
+    ``ansible.netcommon.network_cli`` (:func:`..connections.cli_session`) for
+    ``dell_os6`` and ``huawei_vrp``; one SwitchDrivers over both. Close the
+    driver when done."""
+    # planning code: loaded when used, like the actions' own imports
+    from ansible_collections.ethercluster.routing.plugins.module_utils.platforms.cli_state import CLI_PLATFORMS
+    from ansible_collections.ethercluster.routing.plugins.module_utils.power.cli_driver import CliDriver, SwitchDrivers
+
+    names = list(switches or topology.switch_names())
+    cli = [name for name in names if topology.switches[name].platform in CLI_PLATFORMS]
+    shell = [name for name in names if name not in cli]
+    ovs, settings = ovs_driver(action, task_vars, shell, timeout, host_key_checking)
+    settings.update(switch_settings(action, task_vars, cli))
+    drivers = {name: ovs for name in shell}
+    if cli:
+        def open_cli(switch):
+            return cli_session(action, task_vars, switch, host_key_checking=None if host_key_checking else False)
+        interface_names = {}
+        for name in cli:
+            switch = topology.switches[name]
+            named = {port: switch.interface_name(port) for port in topology.used_ports(name)}
+            interface_names[name] = {port: value for port, value in named.items() if value} or None
+        driver = CliDriver(open_cli, {name: topology.switches[name].platform for name in cli}, interface_names)
+        drivers.update({name: driver for name in cli})
+    return SwitchDrivers(drivers), settings

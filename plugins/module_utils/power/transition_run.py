@@ -29,11 +29,14 @@ and the run resumes with the next step; a finished one matches *after*
 and changes nothing. When nothing matches, the run refuses before touching
 any switch and names the switches that hold something else.
 
-The switches are reached through a *driver* (:class:`OvsDriver` over SSH
-sessions; tests use an in-memory one) with ``read(switch)``,
+The switches are reached through a *driver* with ``read(switch)``,
 ``write(switch, changes, desired, current)`` and ``carrier(switch,
-port)``. Only the ``ovs`` platform has one so far; other platforms are
-refused before any step.
+port)``: :class:`OvsDriver` over SSH sessions for ``ovs`` switches,
+:class:`.cli_driver.CliDriver` over network_cli for ``dell_os6`` and
+``huawei_vrp`` (their show commands read into the same form,
+:mod:`..platforms.cli_state`), :class:`.cli_driver.SwitchDrivers` for a
+fabric that mixes them; tests use an in-memory one. ``linux_bridge`` has
+none and is refused before any step.
 """
 
 from __future__ import annotations
@@ -53,10 +56,11 @@ from .fabric_state import (
     parse_port_bytes,
 )
 from ..platforms import ovs
+from ..platforms.cli_state import render_for
 from ..fabric.topology import Link, Topology, topology_from_data
 
 ACTIONS = ("off", "on", "speed")
-RUNNABLE_PLATFORMS = ("ovs",)
+RUNNABLE_PLATFORMS = ("ovs", "dell_os6", "huawei_vrp")
 POLL_S = 0.2
 
 # A switch's intent entry, a parsed switch state, a step: plain data.
@@ -214,7 +218,7 @@ def read_counters(driver: Any, switches: list[str]) -> dict[str, dict[str, dict[
 
 def holds(state: Data, entry: Data, switch: str) -> bool:
     """True when the parsed ``state`` already holds intent ``entry``."""
-    return not ovs.compare(state, ovs.render(entry, switch), switch).changed
+    return not ovs.compare(state, render_for(entry, switch), switch).changed
 
 
 def differing(states: dict[str, Data], entries: dict[str, Data]) -> list[str]:
@@ -271,7 +275,7 @@ def _push(step: Data, driver: Driver, states: dict[str, Any], max_parallel: int 
     lock = threading.Lock()
 
     def one(switch: str) -> None:
-        desired = ovs.render(entries[switch], switch)
+        desired = render_for(entries[switch], switch)
         current = driver.read(switch)
         changes = ovs.compare(current, desired, switch)
         if changes.changed:
@@ -389,8 +393,9 @@ def check_platforms(topology: Topology) -> None:
                     if sw.platform not in RUNNABLE_PLATFORMS)
     if others:
         raise TransitionRunError(
-            "link transitions run on platform %s only so far; these switches are on another "
-            "platform: %s. Nothing was done." % (", ".join(RUNNABLE_PLATFORMS), ", ".join(others)))
+            "link transitions run on platforms %s only; these switches are on another platform: %s "
+            "(linux_bridge: no transition driver yet; its switches are deployed with "
+            "deploy_routing.yml only). Nothing was done." % (", ".join(RUNNABLE_PLATFORMS), ", ".join(others)))
 
 
 def _candidates(topology: Topology, action: str, link_index: int, speed_mbps: int | None,

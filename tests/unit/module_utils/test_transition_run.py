@@ -7,8 +7,8 @@ time (a barrier that only opens when all are inside) and an ordered push in
 the step's order; check mode writes nothing and returns the step list; a
 second run changes nothing; a failed step names itself and a re-run
 resumes from it (state read from the switches, no side file); a carrier
-that never comes names the link; other platforms are refused before any
-switch is read."""
+that never comes names the link; linux_bridge is refused before any
+switch is read (the CLI platforms: tests/unit/power/test_cli_driver.py)."""
 
 import copy
 import threading
@@ -226,9 +226,9 @@ def test_a_carrier_that_never_comes_names_the_link(fabric):
 
 def test_other_platforms_are_refused_before_any_switch_is_read(fabric):
     data = RING.to_data()
-    data["switches"]["sw1"]["platform"] = "dell_os6"
+    data["switches"]["sw1"]["platform"] = "linux_bridge"
     other = topology_from_data(data)
-    with pytest.raises(tr.TransitionRunError, match=r"platform ovs only .*sw1 \(dell_os6\)"):
+    with pytest.raises(tr.TransitionRunError, match=r"platforms ovs, dell_os6, huawei_vrp only.*sw1 \(linux_bridge\)"):
         tr.execute(other, "off", LINK, fabric, hand_planner, settled)
     assert fabric.reads == []
 

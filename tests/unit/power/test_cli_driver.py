@@ -1,0 +1,165 @@
+"""The transition executor on CLI switches (module_utils/power/cli_driver.py):
+a ring whose sw0 is an OVS switch (in memory) and whose sw1 and sw2 are
+emulated Dell OS6 switches (the lab's interpreter, driven directly, as
+network_cli would drive it: show commands, configuration lines).
+
+Proves: a link off planned by the real planner runs across both platforms
+and leaves every switch in the planned state, the link shut in the OS6
+configurations; the OS6 switches receive only the lines that differ; a
+second run changes nothing; check mode writes nothing; a push that fails
+midway leaves a state the re-run reads back from the configurations and
+resumes; the carrier comes from ``show interfaces status``; linux_bridge
+is refused before any switch is read."""
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import load_topology, topology_from_data
+from ansible_collections.ethercluster.routing.plugins.module_utils.intent.build import plan
+from ansible_collections.ethercluster.routing.plugins.module_utils.lab.os6_cli import Os6Cli
+from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import cli_state, ovs
+from ansible_collections.ethercluster.routing.plugins.module_utils.power import transition_run as tr
+from ansible_collections.ethercluster.routing.plugins.module_utils.power.cli_driver import CliDriver, CliDriverError, SwitchDrivers
+from ansible_collections.ethercluster.routing.plugins.module_utils.power.fabric_state import fabric_state
+from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition import plan_transition
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lab"
+LINK = "sw1:3"  # sw1:3--sw2:2: both ends on OS6
+
+
+def mixed_ring():
+    data = load_topology(FIXTURES / "ring3_topology.yml").to_data()
+    for name in ("sw1", "sw2"):
+        data["switches"][name]["platform"] = "dell_os6"
+    return topology_from_data(data)
+
+
+RING = mixed_ring()
+
+
+def settled(topology, down, bank):
+    return plan(topology, assignment="renamed", down=down, bank=bank, broadcast="bounded").intent
+
+
+class Os6Session:
+    """An emulated OS6 switch reached as network_cli reaches it."""
+
+    def __init__(self, name, fail_on_push=None):
+        self.cli = Os6Cli(name, ["Gi1/0/%d" % port for port in range(1, 5)], privileged=True)
+        self.pushed = []  # one list of lines per configure()
+        self.fail_on_push = fail_on_push  # the nth configure() stops after its first line
+
+    def command(self, text):
+        return self.cli.execute(text)
+
+    def configure(self, lines):
+        self.pushed.append(list(lines))
+        self.cli.execute("configure")
+        for number, line in enumerate(lines):
+            if self.fail_on_push == len(self.pushed) and number == 1:
+                self.cli.execute("end")
+                raise EtherclusterError("the session ended after line 1")
+            reply = self.cli.execute(line)
+            assert not reply.strip(), "%s refused %r: %s" % (self.cli.hostname, line, reply)
+        self.cli.execute("end")
+
+    def close(self):
+        pass
+
+
+class OvsMemory:
+    """An OVS switch in memory (the OVS driver's read/write shape)."""
+
+    def __init__(self, topology, name):
+        ports = {str(port): {"admin": "up", "speed_mbps": None, "dev": "p%s" % port, "ofport": int(port), "link": "up"}
+                 for port in topology.used_ports(name)}
+        self.state = {"flows": [], "learned_flows": [], "foreign_flows": [], "ports": ports,
+                      "bridge": {"stp": False, "rstp": False, "fail_mode": "secure"}, "gap": 0.0, "gaps": {}}
+        self.retried = []
+
+    def read(self, switch):
+        return copy.deepcopy(self.state)
+
+    def write(self, switch, changes, desired, current):
+        self.state["flows"] = list(desired["flows"])
+        self.state["bridge"] = dict(desired["bridge"])
+        for port, value in desired["ports"].items():
+            self.state["ports"][port]["admin"] = value["admin"]
+            self.state["ports"][port]["speed_mbps"] = value["speed_mbps"]
+
+    def carrier(self, switch, port):
+        return self.state["ports"][str(port)]["admin"]
+
+    def close(self):
+        pass
+
+
+@pytest.fixture
+def fabric():
+    sessions = {name: Os6Session(name) for name in ("sw1", "sw2")}
+    cli = CliDriver(lambda name: sessions[name], {"sw1": "dell_os6", "sw2": "dell_os6"})
+    driver = SwitchDrivers({"sw0": OvsMemory(RING, "sw0"), "sw1": cli, "sw2": cli})
+    for name, entry in settled(RING, (), "A")["switches"].items():  # the deploy
+        current = driver.read(name)
+        driver.write(name, None, cli_state.render_for(entry, name), current)
+    for session in sessions.values():
+        session.pushed.clear()
+    return driver, sessions
+
+
+def run(driver, **options):
+    return tr.execute(RING, "off", LINK, driver, plan_transition, settled, sleep=lambda s: None,
+                      planner_options={"broadcast": "bounded"}, **options)
+
+
+def test_a_link_off_runs_across_ovs_and_os6_switches(fabric):
+    driver, sessions = fabric
+    before = fabric_state(RING, tr.read_states(driver, RING.switch_names()))
+    assert before["settled"] and before["bank"] == "A"
+    result = run(driver)
+    assert result["changed"] and result["steps"]
+    after = fabric_state(RING, tr.read_states(driver, RING.switch_names()))
+    assert after["settled"] and after["bank"] == "B" and after["down_links"] == ["sw1:3--sw2:2"]
+    assert "interface Gi1/0/3\nswitchport mode general" in sessions["sw1"].cli.running_config()
+    assert "shutdown" in sessions["sw1"].cli.running_config().split("interface Gi1/0/3", 1)[1].split("exit")[0]
+    assert driver.carrier("sw1", "3") == "down" and driver.carrier("sw1", "2") == "up"
+    # only differences: the last push of sw1 (the link shut) is its interface block alone
+    assert sessions["sw1"].pushed[-1] == ["interface Gi1/0/3", "shutdown", "exit"]
+    again = run(driver)
+    assert not again["changed"] and "nothing to do" in again["reason"]
+
+
+def test_check_mode_writes_nothing_to_the_cli_switches(fabric):
+    driver, sessions = fabric
+    result = run(driver, check_mode=True)
+    assert result["changed"] and result["plan"] and not result["steps"]
+    assert all(not session.pushed for session in sessions.values())
+
+
+def test_a_push_cut_midway_is_read_back_and_resumed(fabric):
+    driver, sessions = fabric
+    sessions["sw2"].fail_on_push = 2  # sw2 takes the install, its flip stops after one line
+    with pytest.raises(tr.TransitionRunError, match="session ended"):
+        run(driver)
+    state = fabric_state(RING, tr.read_states(driver, RING.switch_names()))
+    assert not state["settled"]
+    sessions["sw2"].fail_on_push = None
+    result = run(driver)
+    assert result["resumed_after"] >= 1 and "resuming after step" in result["reason"]
+    after = fabric_state(RING, tr.read_states(driver, RING.switch_names()))
+    assert after["settled"] and after["bank"] == "B" and after["down_links"] == ["sw1:3--sw2:2"]
+
+
+def test_linux_bridge_is_refused_before_any_switch_is_read(fabric):
+    driver, sessions = fabric
+    data = RING.to_data()
+    data["switches"]["sw0"]["platform"] = "linux_bridge"
+    with pytest.raises(tr.TransitionRunError, match=r"sw0 \(linux_bridge\).*linux_bridge: no transition driver"):
+        tr.execute(topology_from_data(data), "off", LINK, driver, plan_transition, settled)
+    with pytest.raises(CliDriverError, match="sw9: no driver"):
+        driver.read("sw9")
+    with pytest.raises(CliDriverError, match="read over SNMP"):
+        driver.counters("sw1")
