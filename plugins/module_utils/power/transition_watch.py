@@ -63,8 +63,11 @@ NAMED_PAIRS = 8
 
 class CarrierWatch:
     """The links a transition must find with carrier between its steps:
-    every link of ``state`` (:func:`.fabric_state.fabric_state`) that is
-    admin up, except the switched one (index ``target``)."""
+    every link but the switched one (index ``target``) that the plan holds
+    up at both ends before it starts. ``state`` is the fabric's as read
+    (:func:`.fabric_state.fabric_state`): a watched link whose ends do not
+    both see carrier, or with one end down (a veth set down on one side
+    shows so), is dead at the start."""
 
     def __init__(self, topology: Topology, transition: Any, state: Data, driver: Any,
                  target: int, what: str = "this transition") -> None:
@@ -72,9 +75,12 @@ class CarrierWatch:
         self.transition = transition
         self.driver = driver
         self.what = what
-        self.links = [entry for entry in state["links"]
-                      if entry["index"] != target and entry["admin"] == "up"]
-        self.dead_at_start = [entry for entry in self.links if entry["carrier"] != "up"]
+        entries = transition.before["switches"]
+        self.links = [entry for entry in state["links"] if entry["index"] != target and all(
+            (entries[end.switch]["ports"].get(str(end.port)) or {}).get("admin", "up") == "up"
+            for end in (topology.links[entry["index"]].a, topology.links[entry["index"]].b))]
+        self.dead_at_start = [entry for entry in self.links if any(
+            end["admin"] != "up" or end["carrier"] != "up" for end in entry["ends"].values())]
 
     # ---------------------------------------------------------------- run
     def before_run(self, start: int, check_mode: bool, run: Callable[[list[Data]], list[Data]]) -> None:
@@ -186,8 +192,8 @@ def holdings(switches: Data) -> str:
         banks = sorted({bank_of(int(vid)) or "other" for vid in entry.get("vlans") or ()})
         pvids = sorted({bank_of(int(port["pvid"])) or "other"
                         for port in (entry.get("ports") or {}).values() if port.get("pvid")})
-        key = "bank%s %s, PVIDs in %s" % ("s" if len(banks) > 1 else "", " and ".join(banks) or "none",
-                                         " and ".join(pvids) or "none")
+        plural = "s" if len(banks) > 1 else ""
+        key = "bank%s %s, PVIDs in %s" % (plural, " and ".join(banks) or "none", " and ".join(pvids) or "none")
         groups.setdefault(key, []).append(name)
     return "; ".join("%s: %s" % (key, ", ".join(names)) for key, names in sorted(groups.items()))
 
@@ -224,8 +230,8 @@ def delivered_text(intent: Data, dead: list[str]) -> str:
     if not lost:
         return text + "): all of them."
     shown = ", ".join("%s->%s" % pair for pair in lost[:NAMED_PAIRS])
-    return text + "); not delivered: %s%s." % (shown, " and %d more" % (len(lost) - NAMED_PAIRS)
-                                                if len(lost) > NAMED_PAIRS else "")
+    more = " and %d more" % (len(lost) - NAMED_PAIRS) if len(lost) > NAMED_PAIRS else ""
+    return text + "); not delivered: %s%s." % (shown, more)
 
 
 # -------------------------------------------------------------- going back
@@ -248,8 +254,7 @@ def rollback_steps(steps: list[Data], before: Data, done: int) -> list[Data]:
     for i in range(done - 1, -1, -1):
         step = steps[i]
         if step.get("kind") == "wait":
-            back.append({"kind": "wait", "name": "undo step %s: %s" % (step.get("index", i + 1),
-                                                                      step.get("name")),
+            back.append({"kind": "wait", "name": "undo step %s: %s" % (step.get("index", i + 1), step.get("name")),
                          "seconds": float(step.get("seconds", 0))})
         elif i in writes:
             removes = any(set(states[i][name].get("vlans") or ()) < set(states[i + 1][name].get("vlans") or ())
@@ -257,8 +262,7 @@ def rollback_steps(steps: list[Data], before: Data, done: int) -> list[Data]:
             if removes and back and back[-1]["kind"] != "wait":
                 back.append({"kind": "wait", "name": "frames of the bank going away drain",
                              "seconds": wait_s})
-            back.append({"kind": "push", "name": "undo step %s: %s" % (step.get("index", i + 1),
-                                                                      step.get("name")),
+            back.append({"kind": "push", "name": "undo step %s: %s" % (step.get("index", i + 1), step.get("name")),
                          "switches": {name: states[i][name] for name in step["switches"]},
                          "parallel": bool(step.get("parallel"))})
     for number, step in enumerate(back, 1):

@@ -48,19 +48,23 @@ class CuttableFabric(FAKES.FakeFabric):
         self.cut = set()
         self.writes_at_cut = None
 
-    def cut_link(self, name):
+    def cut_link(self, name, one_end_down=False):
+        """Carrier lost at both ends; ``one_end_down``: and the first end
+        admin down too (the lab cuts a link by setting one veth down)."""
         link = self.topology.link(name)
         with self.lock:
             self.writes_at_cut = len(self.writes)
             for end in (link.a, link.b):
                 self.cut.add(str(end))
                 self.states[end.switch]["ports"][str(end.port)]["link"] = "down"
+            if one_end_down:
+                self.states[link.a.switch]["ports"][str(link.a.port)]["admin"] = "down"
 
     def restore(self, name):
         link = self.topology.link(name)
         for end in (link.a, link.b):
             self.cut.discard(str(end))
-            self.states[end.switch]["ports"][str(end.port)]["link"] = "up"
+            self.states[end.switch]["ports"][str(end.port)].update(link="up", admin="up")
 
     def carrier(self, switch, port):
         if "%s:%s" % (switch, port) in self.cut:
@@ -78,10 +82,10 @@ def run(fabric, log=None):
                       log=log)
 
 
-def cut_after(fabric, index):
+def cut_after(fabric, index, one_end_down=False):
     def log(entry):
         if entry["index"] == index:
-            fabric.cut_link(CUT)
+            fabric.cut_link(CUT, one_end_down)
     return log
 
 
@@ -98,9 +102,9 @@ def crosses(intent, pair, link_name):
     return any("%s:%s" % hop in (str(link.a), str(link.b)) for hop in walk["hops"])
 
 
-def stopped_run(fabric, after=1):
+def stopped_run(fabric, after=1, one_end_down=False):
     with pytest.raises(tr.TransitionRunError) as stopped:
-        run(fabric, log=cut_after(fabric, after))
+        run(fabric, log=cut_after(fabric, after, one_end_down))
     return stopped.value
 
 
@@ -157,6 +161,21 @@ def test_a_rerun_with_the_link_still_dead_rolls_back_then_a_fresh_run_is_refused
                        r".*nothing was done" % CUT):
         run(fabric)
     assert len(fabric.writes) == writes
+
+
+def test_a_link_shut_at_one_end_is_stopped_at_too_and_the_rerun_waits_for_it(fabric):
+    """The lab cuts a link by setting one veth down: that end reads admin
+    down. The run stops the same; a re-run cannot match the switches to the
+    plan (which holds the port up) and writes nothing; once the end is up
+    again the re-run resumes and finishes."""
+    stopped_run(fabric, after=2, one_end_down=True)
+    writes = len(fabric.writes)
+    with pytest.raises(tr.TransitionRunError, match="the switches hold neither"):
+        run(fabric)
+    assert len(fabric.writes) == writes
+    fabric.restore(CUT)
+    assert run(fabric)["resumed_after"] == 2
+    assert fabric_state(RING, held(fabric))["settled"]
 
 
 def test_check_mode_with_a_dead_link_midway_says_it_would_roll_back(fabric):
