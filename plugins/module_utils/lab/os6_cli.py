@@ -130,6 +130,9 @@ class Os6Cli:
         self.reload_request: int | None = None  # minutes of a ``reload in`` to schedule (Session does)
         self.reload_cancel = False
         self.reload_shown = "No reload is scheduled.\n"
+        # () -> {interface: {"link", "admin", "speed_mbps"}}: the data plane's ports (the lab's
+        # session sets it: its OVS ports); None: show interfaces status from the configuration alone
+        self.status: Callable[[], Mapping[str, Mapping[str, Any]]] | None = None
         if running_config:
             self.load(running_config)
         self.mode = "exec" if privileged else "user"
@@ -257,7 +260,33 @@ class Os6Cli:
             return ""
         if lower == ["show", "version"]:
             return self.show_version()
+        if lower in (["show", "interfaces", "status"], ["show", "interface", "status"]):
+            return self.interfaces_status()
         return None
+
+    def interfaces_status(self) -> str:
+        """``show interfaces status``: per interface its duplex, speed,
+        negotiation and link state, as N-Series prints them. The link is up
+        when the port is not shut down and, with :attr:`status`, its
+        data-plane port has carrier; the speed is that port's rate, else the
+        configured speed, else 1000."""
+        seen = dict(self.status() if self.status is not None else {})
+        lines = ["", "Port      Description               Vlan  Duplex Speed   Neg  Link  Flow Ctrl",
+                 "                                                              State Status",
+                 "--------- ------------------------- ----- ------ ------- ---- ----- ---------"]
+        for key in sorted(self.interfaces, key=lambda item: [int(part) if part.isdigit() else part
+                                                            for part in re.split(r"(\d+)", item)]):
+            name = self.interfaces[key]
+            port = self.ports.get(name) or _new_port()
+            data = seen.get(name, {})
+            up = port["admin"] == "up" and data.get("link", "up") == "up"
+            speed = data.get("speed_mbps") or port["speed"] or 1000
+            vlan = "Gen" if port["mode"] == "general" else str(port["pvid"])
+            lines.append("%-9s %-25s %-5s %-6s %-7s %-4s %-5s %s" % (
+                name, (port["description"] or "")[:25], vlan, "Full" if up else "N/A",
+                speed if up else "Unknown", "Off" if port["speed"] else "Auto", "Up" if up else "Down",
+                "Inactive"))
+        return "\n".join(lines) + "\n"
 
     def _user(self, words, lower):
         if lower == ["enable"]:

@@ -93,12 +93,17 @@ class CliDriver:
 
     def carrier(self, switch: str, port: str) -> str:
         """``"up"`` or ``"down"``: the port's link state in the status."""
+        found = self.carriers(switch).get(str(port))
+        if found is None:
+            raise CliDriverError("%s: the interface status lists no interface of port %s" % (switch, port))
+        return found
+
+    def carriers(self, switch: str) -> dict[str, str]:
+        """``{port: "up"/"down"}`` of every topology port the interface
+        status lists (one command): what the transitions' carrier watch polls."""
         state = cli_state.state(self.platform(switch), "", self._status(switch),
                                 self.interface_names.get(switch), switch)
-        entry = state["ports"].get(str(port))
-        if entry is None:
-            raise CliDriverError("%s: the interface status lists no interface of port %s" % (switch, port))
-        return entry["link"]
+        return {port: entry["link"] for port, entry in state["ports"].items()}
 
     def counters(self, switch: str) -> dict[str, dict[str, int]]:
         """Port counters are read over SNMP on CLI switches (power_save's
@@ -156,6 +161,15 @@ class SwitchDrivers:
     def carrier(self, switch: str, port: str) -> str:
         """The port's carrier through the switch's platform's driver."""
         return self._of(switch).carrier(switch, port)
+
+    def carriers(self, switch: str) -> dict[str, str]:
+        """``{port: carrier}`` of the switch through its platform's driver
+        (one ``carrier`` call per port the state lists when it has no
+        ``carriers``)."""
+        driver = self._of(switch)
+        if hasattr(driver, "carriers"):
+            return driver.carriers(switch)
+        return {port: driver.carrier(switch, port) for port in driver.read(switch)["ports"]}
 
     def counters(self, switch: str) -> dict[str, dict[str, int]]:
         """The switch's port counters through its platform's driver."""

@@ -126,6 +126,8 @@ def test_a_link_off_runs_across_ovs_and_os6_switches(fabric):
     assert "interface Gi1/0/3\nswitchport mode general" in sessions["sw1"].cli.running_config()
     assert "shutdown" in sessions["sw1"].cli.running_config().split("interface Gi1/0/3", 1)[1].split("exit")[0]
     assert driver.carrier("sw1", "3") == "down" and driver.carrier("sw1", "2") == "up"
+    assert driver.carriers("sw2") == {"1": "up", "2": "down", "3": "up", "4": "up"}
+    assert driver.carriers("sw0")["2"] == "up"  # the OVS switch in memory: per port
     # only differences: the last push of sw1 (the link shut) is its interface block alone
     assert sessions["sw1"].pushed[-1] == ["interface Gi1/0/3", "shutdown", "exit"]
     again = run(driver)
