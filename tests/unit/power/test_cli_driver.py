@@ -1,7 +1,8 @@
 """The transition executor on CLI switches (module_utils/power/cli_driver.py):
-a ring whose sw0 is an OVS switch (in memory) and whose sw1 and sw2 are
-emulated Dell OS6 switches (the lab's interpreter, driven directly, as
-network_cli would drive it: show commands, configuration lines).
+a ring whose sw0 is an OVS switch (in memory), sw1 an emulated Dell OS6
+switch and sw2 an emulated Huawei VRP switch (the lab's interpreters,
+driven directly, as network_cli would drive them: show commands,
+configuration lines).
 
 Proves: a link off planned by the real planner runs across both platforms
 and leaves every switch in the planned state, the link shut in the OS6
@@ -20,6 +21,7 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.errors import
 from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import load_topology, topology_from_data
 from ansible_collections.ethercluster.routing.plugins.module_utils.intent.build import plan
 from ansible_collections.ethercluster.routing.plugins.module_utils.lab.os6_cli import Os6Cli
+from ansible_collections.ethercluster.routing.plugins.module_utils.lab.vrp_cli import VrpCli
 from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import cli_state, ovs
 from ansible_collections.ethercluster.routing.plugins.module_utils.power import transition_run as tr
 from ansible_collections.ethercluster.routing.plugins.module_utils.power.cli_driver import CliDriver, CliDriverError, SwitchDrivers
@@ -27,13 +29,14 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.power.fabric_
 from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition import plan_transition
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lab"
-LINK = "sw1:3"  # sw1:3--sw2:2: both ends on OS6
+LINK = "sw1:3"  # sw1:3--sw2:2: an OS6 end and a VRP end
+PLATFORMS = {"sw1": "dell_os6", "sw2": "huawei_vrp"}
 
 
 def mixed_ring():
     data = load_topology(FIXTURES / "ring3_topology.yml").to_data()
-    for name in ("sw1", "sw2"):
-        data["switches"][name]["platform"] = "dell_os6"
+    for name, platform in PLATFORMS.items():
+        data["switches"][name]["platform"] = platform
     return topology_from_data(data)
 
 
@@ -44,11 +47,18 @@ def settled(topology, down, bank):
     return plan(topology, assignment="renamed", down=down, bank=bank, broadcast="bounded").intent
 
 
-class Os6Session:
-    """An emulated OS6 switch reached as network_cli reaches it."""
+class CliSession:
+    """An emulated OS6 or VRP switch reached as network_cli reaches it."""
 
-    def __init__(self, name, fail_on_push=None):
-        self.cli = Os6Cli(name, ["Gi1/0/%d" % port for port in range(1, 5)], privileged=True)
+    KINDS = {"dell_os6": (Os6Cli, "Gi1/0/%d", "configure", "end"),
+             "huawei_vrp": (VrpCli, "GigabitEthernet0/0/%d", "system-view", "return")}
+
+    def __init__(self, name, platform, fail_on_push=None):
+        kind, pattern, self.enter, self.leave = self.KINDS[platform]
+        self.cli = kind(name, [pattern % port for port in range(1, 5)], privileged=True)
+        if platform == "huawei_vrp":
+            # VRP's brief shows the data plane's carrier (else down): every port cabled and up
+            self.cli.status = lambda: {pattern % port: {"link": "up"} for port in range(1, 5)}
         self.pushed = []  # one list of lines per configure()
         self.fail_on_push = fail_on_push  # the nth configure() stops after its first line
 
@@ -57,14 +67,14 @@ class Os6Session:
 
     def configure(self, lines):
         self.pushed.append(list(lines))
-        self.cli.execute("configure")
+        self.cli.execute(self.enter)
         for number, line in enumerate(lines):
             if self.fail_on_push == len(self.pushed) and number == 1:
-                self.cli.execute("end")
+                self.cli.execute(self.leave)
                 raise EtherclusterError("the session ended after line 1")
             reply = self.cli.execute(line)
             assert not reply.strip(), "%s refused %r: %s" % (self.cli.hostname, line, reply)
-        self.cli.execute("end")
+        self.cli.execute(self.leave)
 
     def close(self):
         pass
@@ -99,8 +109,8 @@ class OvsMemory:
 
 @pytest.fixture
 def fabric():
-    sessions = {name: Os6Session(name) for name in ("sw1", "sw2")}
-    cli = CliDriver(lambda name: sessions[name], {"sw1": "dell_os6", "sw2": "dell_os6"})
+    sessions = {name: CliSession(name, platform) for name, platform in PLATFORMS.items()}
+    cli = CliDriver(lambda name: sessions[name], PLATFORMS)
     driver = SwitchDrivers({"sw0": OvsMemory(RING, "sw0"), "sw1": cli, "sw2": cli})
     for name, entry in settled(RING, (), "A")["switches"].items():  # the deploy
         current = driver.read(name)
