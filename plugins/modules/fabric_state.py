@@ -23,7 +23,9 @@ description:
     it.
   - With O(counters=true) it also returns every port's byte and packet counters (C(ovs-ofctl dump-ports)), for the
     power_save playbook.
-  - Only the C(ovs) platform can be read so far.
+  - Reads C(ovs) switches over a shell connection and C(dell_os6)/C(huawei_vrp) switches with their show commands over
+    C(ansible.netcommon.network_cli) (configuration and interface status; their speed is the configured one). Port
+    counters (O(counters=true)) are read from C(ovs) switches only.
 extends_documentation_fragment:
   - ethercluster.routing.controller
 attributes:

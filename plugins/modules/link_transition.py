@@ -25,7 +25,10 @@ description:
     with the next step. A link already as asked, with the switches holding the routing planned for it, changes
     nothing.
   - Check mode plans only, returns the whole step list and changes nothing.
-  - Only the C(ovs) platform is run so far; other platforms are refused before any step.
+  - Runs on C(ovs), C(dell_os6) and C(huawei_vrp) switches, also mixed in one fabric; a CLI switch is read with its
+    show commands and written with the lines that differ (the declarative CLI diff, as M(ansible.netcommon.cli_config)
+    pushes a deploy) over its C(ansible.netcommon.network_cli) connection (docs/platforms.md, "Link transitions over the
+    CLI"). C(linux_bridge) is refused before any switch is read.
 extends_documentation_fragment:
   - ethercluster.routing.controller
   - ethercluster.routing.controller.deployed_fabric

@@ -117,7 +117,8 @@ requirements:
   - PyYAML, networkx, numpy on the controller; pysnmp for O(counters_source=snmp); what the switches' connection
     plugin needs (the OpenSSH client for C(ssh))
 notes:
-  - The link states are read from ovs switches only so far (the CLI platforms come later).
+  - The link states are read from C(ovs), C(dell_os6) and C(huawei_vrp) switches (the CLI ones over
+    C(ansible.netcommon.network_cli)); the port counters of CLI switches come from SNMP (O(counters_source=snmp)).
 seealso:
   - module: ethercluster.routing.fabric_state
   - module: ethercluster.routing.link_transition
