@@ -1,0 +1,127 @@
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""deploy_routing.yml onto a live fabric (power/redeploy_run.py) against an
+in-memory fabric of OVS switches (the link transitions' fake driver):
+what the switches hold decides -- a fresh fabric and the same intent get
+the plain push, another routing is recognised from the switches alone and
+moved make-before-break (check mode writes nothing, a failed step resumes,
+a second run changes nothing), a move with no proof is refused before any
+write naming both routings, and a drain only when allowed."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
+from ansible_collections.ethercluster.routing.plugins.module_utils.intent.build import plan
+from ansible_collections.ethercluster.routing.plugins.module_utils.power import redeploy_run
+from ansible_collections.ethercluster.routing.plugins.module_utils.power.redeploy_run import RedeployError
+from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition_run import (
+    TransitionRunError,
+    differing,
+    read_states,
+)
+
+_SPEC = importlib.util.spec_from_file_location(
+    "transition_run_fakes", Path(__file__).resolve().parents[1] / "module_utils" / "test_transition_run.py")
+FAKES = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(FAKES)
+
+TORUS = topology_from_data({"generate": {"kind": "torus", "dims": [4, 4], "hosts_per_switch": 1}})
+UNBALANCED = {"balance": False}
+
+
+def intent(bank="A", engine="updown", engine_options=None):
+    return plan(TORUS, bank=bank, engine=engine, assignment="renamed", engine_options=engine_options).intent
+
+
+def holding(held):
+    return FAKES.FakeFabric(TORUS, held)
+
+
+def test_a_fresh_fabric_and_the_same_intent_get_the_plain_push():
+    fake = holding(intent())
+    for state in fake.states.values():
+        state["flows"] = []
+    fresh = redeploy_run.redeploy(TORUS, fake, intent())
+    assert fresh["mode"] == "push" and "fresh" in fresh["reason"] and fresh["intent"] is None
+    same = redeploy_run.redeploy(TORUS, holding(intent()), intent())
+    assert same["mode"] == "push" and "already" in same["reason"]
+
+
+def test_another_routing_is_recognised_and_moved_through_the_other_bank():
+    fake = holding(intent())
+    wanted = intent(engine_options=UNBALANCED)
+    checked = redeploy_run.redeploy(TORUS, fake, wanted, check_mode=True)
+    assert checked["mode"] == "moved" and checked["changed"] and fake.writes == []
+    assert checked["held"] == "updown (renamed)" and checked["held_bank"] == "A"
+    assert any("flip" in line for line in checked["plan"])
+    moved = redeploy_run.redeploy(TORUS, fake, wanted)
+    assert moved["mode"] == "moved" and moved["changed"] and moved["bank_after"] == "B"
+    assert not moved["proof"]["drain"] and moved["proof"]["order_free"]
+    # the switches hold the wanted routing, in bank B; the playbook pushes that (no change)
+    assert moved["intent"]["switches"] == intent("B", engine_options=UNBALANCED)["switches"]
+    assert not differing(read_states(fake, TORUS.switch_names()), moved["intent"]["switches"])
+    writes = len(fake.writes)
+    again = redeploy_run.redeploy(TORUS, fake, wanted)
+    assert again["mode"] == "held" and not again["changed"] and len(fake.writes) == writes
+    assert again["intent"]["switches"] == moved["intent"]["switches"]
+
+
+def test_a_stopped_re_deploy_is_recognised_from_both_banks_and_resumed():
+    fake = holding(intent())
+    wanted = intent(engine_options=UNBALANCED)
+    fake.fail_writes_on = {("sw3", 2)}      # sw3's flip fails: the fabric holds both banks
+    with pytest.raises(TransitionRunError):
+        redeploy_run.redeploy(TORUS, fake, wanted)
+    fake.fail_writes_on = set()
+    resumed = redeploy_run.redeploy(TORUS, fake, wanted)
+    assert resumed["mode"] == "moved"
+    assert "resumed after step" in resumed["reason"] and resumed["held"] == "updown (renamed)"
+    assert not differing(read_states(fake, TORUS.switch_names()), intent("B", engine_options=UNBALANCED)["switches"])
+
+
+def test_no_proven_move_is_refused_before_any_write_unless_a_drain_is_allowed():
+    fake = holding(intent())
+    with pytest.raises(RedeployError) as caught:
+        redeploy_run.redeploy(TORUS, fake, intent(engine="segment"))
+    message = str(caught.value)
+    assert message.startswith("nothing pushed to any switch: the switches hold updown (renamed) in bank A, "
+                              "the intent is segment (renamed")
+    assert "flood" in message or "cycle" in message
+    assert "switch_deploy_allow_drain: true" in message and "transition_allow_drain" not in message
+    assert fake.writes == []
+    drained = redeploy_run.redeploy(TORUS, fake, intent(engine="segment"), allow_drain=True)
+    assert drained["mode"] == "moved" and drained["proof"]["drain"]
+    assert not differing(read_states(fake, TORUS.switch_names()), intent("B", engine="segment")["switches"])
+
+
+def test_the_held_routing_is_what_the_switches_hold_a_hint_only_a_candidate():
+    fake = holding(intent(engine_options=UNBALANCED))     # no engine default: unknown without a hint
+    with pytest.raises(RedeployError) as caught:
+        redeploy_run.redeploy(TORUS, fake, intent())
+    assert "none of" in str(caught.value) and fake.writes == []
+    # a wrong hint is tried and passed over; the right one is recognised
+    moved = redeploy_run.redeploy(TORUS, fake, intent(), hints=[{"engine": "updown", "engine_options": {"root": "sw5"}},
+                                                                {"engine": "updown", "engine_options": UNBALANCED}],
+                                  check_mode=True)
+    assert moved["mode"] == "moved" and moved["held"] == "updown (renamed, {'balance': False})"
+    lossy = redeploy_run.redeploy(TORUS, fake, intent(), allow_drain=True)
+    assert lossy["mode"] == "push" and lossy["lossy"] and "LOST" in lossy["reason"]
+
+
+def test_candidates_put_hints_first_and_leave_out_the_wanted_routing():
+    wanted = redeploy_run.settings_of(intent())
+    assert wanted["engine"] == "updown" and wanted["mac_learning"] == "static"
+    same = {"engine": "updown", "engine_options": wanted["engine_options"]}
+    found = redeploy_run.candidates(wanted, [{"engine": "dor"}, same, {"engine": "segment"}])
+    engines = [entry["engine"] for entry in found]
+    # hints first, each engine once more with its defaults (dor and segment were hints), never the wanted one
+    assert engines[:2] == ["dor", "segment"] and len(engines) == 8
+    assert all(entry["engine_options"] != wanted["engine_options"] for entry in found)
+    with pytest.raises(RedeployError):
+        redeploy_run.candidates(wanted, ["updown"])
