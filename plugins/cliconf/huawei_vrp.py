@@ -20,7 +20,8 @@ description:
     alone.
   - C(edit_config) sends the lines in the system view (C(system-view) ... C(return)); saving (C(save), answered
     C(y)) is a separate M(ansible.netcommon.cli_command).
-  - Not tested against a real VRP switch (the collection's lab emulates OS6 only).
+  - Tested against the collection's lab, which emulates a VRP (S5700, V200R010) CLI (docs/lab.md), not against a real
+    VRP switch.
 version_added: 0.1.0
 """
 

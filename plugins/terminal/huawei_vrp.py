@@ -10,7 +10,7 @@ Prompts: ``<HUAWEI>`` (user view), ``[HUAWEI]`` (system view),
 ``Error:``, ``Unrecognized command``, ``Incomplete command``, ``Wrong
 parameter`` or ``Too many parameters`` fails the command. The session
 turns paging off (``screen-length 0 temporary``). VRP has no enable mode.
-Not tested against a real VRP switch.
+Tested against the lab's emulated VRP CLI (docs/lab.md), not a real VRP switch.
 """
 
 from __future__ import annotations

@@ -57,12 +57,9 @@ from typing import IO, Any
 from ..errors import EtherclusterError
 from ..platforms import ovs
 
-SETTINGS_FILE = "cli.json"
-RUNNING_FILE = "running-config"
-STARTUP_FILE = "startup-config"
-FAULTS_FILE = "faults.json"
-RELOAD_FILE = "reload.json"
-MGMT_LOST_FILE = "management-lost"
+# the files of a switch's directory
+SETTINGS_FILE, RUNNING_FILE, STARTUP_FILE = "cli.json", "running-config", "startup-config"
+FAULTS_FILE, RELOAD_FILE, MGMT_LOST_FILE = "faults.json", "reload.json", "management-lost"
 MODULE = "ansible_collections.ethercluster.routing.plugins.module_utils.lab.cli_emulator"
 # the module of each CLI platform's interpreter; each has EMULATION (imported when needed)
 PLATFORM_MODULES = {"dell_os6": "os6_cli", "huawei_vrp": "vrp_cli"}

@@ -268,14 +268,12 @@ class VrpCli:
 
     # --------------------------------------------------------- commands
     def execute(self, line: str) -> str:
-        """Run one command line; return what the switch prints (before the
-        next prompt)."""
-        text = line.strip()
+        """What the switch prints (before the next prompt) for one line."""
         if self._question is not None:
-            return self._answer(text)
-        if not text or text.startswith("#"):
+            return self._answer(line.strip())
+        words = line.split()
+        if not words or words[0].startswith("#"):
             return ""
-        words = text.split()
         lower = [expand(word) for word in words]
         if self.mode in CONFIG_MODES and " ".join(word.lower() for word in words) in self.reject:
             return self._caret(0, UNRECOGNIZED)

@@ -14,7 +14,7 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.lab import cl
 from ansible_collections.ethercluster.routing.plugins.module_utils.lab.vrp_cli import UNRECOGNIZED, WRONG, VrpCli
 from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import cli_diff, huawei_vrp, ovs
 
-from test_os6_cli import RecordedSwitch, ring3_sw1
+from test_os6_cli import RecordedSwitch, ring3_sw1, run
 from test_ovs_platform import FIXTURES
 
 INTERFACES = ["GigabitEthernet0/0/1", "GigabitEthernet0/0/2", "GigabitEthernet0/0/3"]
@@ -27,15 +27,6 @@ def fixture_vrp_dir(tmp_path):
         "hostname": "sw1", "platform": "huawei_vrp", "bridge": "br0",
         "interfaces": {str(port): "GigabitEthernet0/0/%d" % port for port in (1, 2, 3)}}))
     return tmp_path
-
-
-def run(cli, *lines):
-    """Feed lines; return [(prompt before, line, reply)]."""
-    seen = []
-    for line in lines:
-        prompt = cli.prompt()
-        seen.append((prompt, line, cli.execute(line)))
-    return seen
 
 
 def configured(*lines):
