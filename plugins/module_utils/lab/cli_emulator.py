@@ -55,7 +55,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from ..errors import EtherclusterError
-from ..platforms import ovs
+from ..platforms import cli_state, ovs
 
 # the files of a switch's directory
 SETTINGS_FILE, RUNNING_FILE, STARTUP_FILE = "cli.json", "running-config", "startup-config"
@@ -101,17 +101,10 @@ def emulation_of(platform: str | None) -> Emulation:
 # ------------------------------------------------------------ data plane
 def ovs_entry_of(parsed: Mapping[str, Any]) -> dict[str, Any]:
     """The ``ovs`` intent entry of a CLI configuration parsed into the
-    canonical intent form (ports not in general/hybrid mode are left out:
-    the pipeline drops their frames)."""
-    vlans = set(parsed["vlans"])
-    for entry in parsed["ports"].values():
-        vlans.update(entry["untagged"], entry["tagged"])
-    entry = {"platform": ovs.PLATFORM, "stp": parsed["stp"], "vlans": sorted(vlans),
-             "ports": parsed["ports"], "static_macs": parsed["static_macs"]}
-    if parsed.get("mac_aging_s") is not None:
-        # switches take longer aging times than the pipeline's 16-bit learn() idle_timeout
-        entry["mac_aging_s"] = min(parsed["mac_aging_s"], 0xFFFF)
-    return entry
+    canonical intent form (:func:`..platforms.cli_state.ovs_entry`, the
+    form the link transitions read a CLI switch in); ports not in
+    general/hybrid mode are not in it: the pipeline drops their frames."""
+    return cli_state.ovs_entry(parsed)
 
 
 def _shell(script: str, what: str) -> str:
