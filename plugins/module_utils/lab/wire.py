@@ -111,6 +111,31 @@ def _pool(function: Callable[[Any], Any], items: Iterable[Any], workers: int = W
 
 
 # ---------------------------------------------------------------- counters
+# what ovs-ofctl prints when ovs-vswitchd dropped its connection: an accepted
+# OpenFlow connection must finish the HELLO exchange within 1 s (OVS rconn:
+# the CONNECTING state's timeout is max(1, backoff) s, backoff 0 for it), which a
+# starved machine misses ("rconn|INFO|br0<->unix#N: connection timed out" in
+# the switch's log, then "failed to connect to socket (Broken pipe)" here)
+_DROPPED = ("(Broken pipe)", "(End of file)", "(Connection reset by peer)")
+OFCTL_TRIES = 3
+
+
+def ofctl_read(argv: list[str], env: dict[str, str] | None = None, pause_s: float = 0.5,
+               run: Callable[..., Any] | None = None) -> Any:
+    """Run a read-only ``ovs-ofctl`` command; when ovs-vswitchd dropped the
+    connection (:data:`_DROPPED`), run it again, up to :data:`OFCTL_TRIES`
+    times in all (a read changes nothing, so repeating it is safe). Returns
+    the last :class:`subprocess.CompletedProcess`."""
+    run = run or _run
+    for attempt in range(OFCTL_TRIES):
+        result = run(argv, env=env)
+        if result.returncode == 0 or not any(text in result.stderr for text in _DROPPED):
+            return result
+        if attempt + 1 < OFCTL_TRIES:
+            time.sleep(pause_s)
+    return result
+
+
 def port_counters(layout: dict[str, Any]) -> dict[tuple[str, str], tuple[int, int]]:
     """``{(switch, port): (rx packets, tx packets)}`` of every switch port
     (``ovs-ofctl dump-ports``, read through each switch's own OVS sockets)."""
@@ -118,8 +143,8 @@ def port_counters(layout: dict[str, Any]) -> dict[tuple[str, str], tuple[int, in
 
     def read(item):
         switch, sw = item
-        result = _run(["ovs-ofctl", "-O", "OpenFlow13", "dump-ports", bridge],
-                      env=ovs_env(sw["dir"]))
+        result = ofctl_read(["ovs-ofctl", "-O", "OpenFlow13", "dump-ports", bridge],
+                            env=ovs_env(sw["dir"]))
         if result.returncode != 0:
             raise WireError("%s: ovs-ofctl dump-ports failed: %s"
                             % (switch, " ".join(result.stderr.split())[:300]))
@@ -484,8 +509,8 @@ def read_fdb(layout: dict[str, Any]) -> dict[str, dict[str, list[tuple[str, int,
 
     def read(item):
         switch, sw = item
-        result = _run(["ovs-ofctl", "-O", "OpenFlow13", "dump-flows", bridge, "table=%d" % ovs.TABLE_FDB],
-                      env=ovs_env(sw["dir"]))
+        result = ofctl_read(["ovs-ofctl", "-O", "OpenFlow13", "dump-flows", bridge, "table=%d" % ovs.TABLE_FDB],
+                            env=ovs_env(sw["dir"]))
         if result.returncode != 0:
             raise WireError("%s: ovs-ofctl dump-flows failed: %s"
                             % (switch, " ".join(result.stderr.split())[:300]))

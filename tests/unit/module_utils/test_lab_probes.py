@@ -99,3 +99,13 @@ def test_start_refuses_bad_input_naming_it(tmp_path):
     with pytest.raises(probes.ProbeError, match="interval"):
         probes.start(layout, interval=0)
     assert probes.stop(layout) is None  # never started
+
+
+def test_a_late_agent_sends_one_tick_and_never_a_burst_of_the_ticks_it_missed():
+    # on time: the next tick is one interval after the one due
+    assert probes.next_tick_after(10.0, 10.001, 0.02) == (10.02, 0)
+    # woke 1 s late: the 50 ticks due meanwhile are skipped, not sent at once
+    following, skipped = probes.next_tick_after(10.0, 11.0, 0.02)
+    assert following == pytest.approx(11.02) and skipped == 50
+    # exactly one interval late: that one tick is skipped
+    assert probes.next_tick_after(10.0, 10.02, 0.02) == (pytest.approx(10.04), 1)

@@ -140,3 +140,30 @@ def test_ping_many_failures_are_a_fault_not_load_and_get_no_quiet_round(monkeypa
     assert not any(t[0] == "quiet" for t in pinger.tried)
     assert "h0 (10.0.0.1) cannot ping h1 (10.0.0.2)" in result["problems"]
     assert result["problems"][-1] == "... and %d more" % (len(cut) - wire.PROBLEM_LIMIT)
+
+
+class _Ofctl:
+    """ovs-ofctl answering with the given (returncode, stderr) in turn."""
+
+    def __init__(self, *answers):
+        self.answers = list(answers)
+        self.calls = 0
+
+    def __call__(self, argv, env=None):
+        self.calls += 1
+        code, stderr = self.answers.pop(0)
+        return subprocess.CompletedProcess(argv, code, "ports" if code == 0 else "", stderr)
+
+
+DROPPED = "ovs-ofctl: br0: failed to connect to socket (Broken pipe)\n"
+
+
+def test_a_read_whose_connection_vswitchd_dropped_is_run_again():
+    ofctl = _Ofctl((1, DROPPED), (1, DROPPED), (0, ""))
+    assert wire.ofctl_read(["ovs-ofctl"], pause_s=0, run=ofctl).stdout == "ports" and ofctl.calls == 3
+    # three drops in a row: the last failure is returned (the caller names the switch)
+    ofctl = _Ofctl(*[(1, DROPPED)] * 3)
+    assert wire.ofctl_read(["ovs-ofctl"], pause_s=0, run=ofctl).returncode == 1 and ofctl.calls == 3
+    # any other failure is not repeated
+    ofctl = _Ofctl((1, "ovs-ofctl: br0 is not a bridge or a socket\n"))
+    assert wire.ofctl_read(["ovs-ofctl"], pause_s=0, run=ofctl).returncode == 1 and ofctl.calls == 1
