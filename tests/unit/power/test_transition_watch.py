@@ -113,7 +113,7 @@ def test_a_link_cut_mid_transition_stops_before_the_next_write(fabric):
     error = stopped_run(fabric)
     message = str(error)
     assert fabric.writes[fabric.writes_at_cut:] == []  # nothing written after the cut
-    assert message.startswith("link(s) %s lost carrier (sw0:2 down, sw1:2 down) after step 1 of %d; "
+    assert message.startswith("link(s) %s lost carrier (sw0:2 down) after step 1 of %d; "
                               "stopped before step 2 (push: " % (CUT, len(transition.steps)))
     # which switch holds which bank: the install put bank B beside A everywhere
     assert "The switches hold: banks A and B, PVIDs in A: sw0, sw1, sw2." in message
@@ -213,3 +213,15 @@ def test_pairs_counted_by_the_simulator_without_the_dead_link():
     assert sorted(lost) == sorted(pair for pair in pairs if crosses(intent, pair, CUT))
     assert len(delivered) + len(lost) == len(pairs)
     assert delivered_pairs(intent, []) == (pairs, [])
+
+
+def test_the_cover_holds_an_end_of_every_watched_link():
+    from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
+    from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition_watch import cover
+    torus = topology_from_data({"generate": {"kind": "torus", "dims": [4, 4], "hosts_per_switch": 1}})
+    links = [{"index": link.index, "a": str(link.a), "b": str(link.b)} for link in torus.links]
+    chosen = cover(links)
+    assert all(link.a.switch in chosen or link.b.switch in chosen for link in torus.links)
+    assert len(chosen) == 8  # the 4x4 torus is bipartite: one colour class
+    ring = [{"index": link.index, "a": str(link.a), "b": str(link.b)} for link in RING.links if link.name != CUT]
+    assert cover(ring) == ["sw2"]  # the two links left share it
