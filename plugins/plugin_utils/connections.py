@@ -313,6 +313,10 @@ class CliSession:
         self._secrets = sorted({to_text(value) for value in secrets if value}, key=len, reverse=True)
 
     def _open(self) -> Any:
+        if self._rpc is not None and not os.path.exists(self._rpc.socket_path):
+            # the persistent process ended after its idle time (persistent_connect_timeout)
+            # while the transition was being planned: start another, as the next task would
+            self._rpc = None
         if self._rpc is None:
             # TaskExecutor's way to a persistent connection (loaded when used: controller only)
             from ansible.executor.task_executor import start_connection  # pylint: disable=import-outside-toplevel

@@ -26,12 +26,12 @@ transition can span ``ovs``, ``dell_os6`` and ``huawei_vrp`` switches.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import EtherclusterError
 from ..platforms import cli_state
+from .session_pool import SessionPool
 
 Data = dict[str, Any]
 
@@ -40,7 +40,7 @@ class CliDriverError(EtherclusterError):
     """A CLI switch cannot be read or written (names the switch and port)."""
 
 
-class CliDriver:
+class CliDriver(SessionPool):
     """Reach CLI switches: ``open_session(switch)`` returns a CLI session
     (module doc); ``platforms`` is ``{switch: platform}``,
     ``interface_names`` ``{switch: {port: interface}}`` (the topology's
@@ -49,21 +49,10 @@ class CliDriver:
 
     def __init__(self, open_session: Callable[[str], Any], platforms: Mapping[str, str],
                  interface_names: Mapping[str, Mapping[Any, str] | None] | None = None) -> None:
-        self.open_session = open_session
+        super().__init__(open_session)
         self.platforms = dict(platforms)
         self.interface_names = dict(interface_names or {})
-        self._sessions: dict[str, Any] = {}
-        self._lock = threading.Lock()
         self.retried: list[str] = []  # the OVS driver's rewrites; a CLI write is never repeated
-
-    def _session(self, switch: str) -> Any:
-        with self._lock:
-            session = self._sessions.get(switch)
-        if session is None:
-            session = self.open_session(switch)
-            with self._lock:
-                self._sessions[switch] = session
-        return session
 
     def platform(self, switch: str) -> str:
         """The CLI platform of ``switch``."""
@@ -110,16 +99,6 @@ class CliDriver:
         snmp source), not over the CLI."""
         raise CliDriverError("%s: port counters of a %s switch are read over SNMP (counters source "
                              "snmp), not over its CLI" % (switch, self.platform(switch)))
-
-    def close(self) -> None:
-        """Close every session opened (best effort)."""
-        with self._lock:
-            sessions, self._sessions = list(self._sessions.values()), {}
-        for session in sessions:
-            try:
-                session.close()
-            except Exception:  # pylint: disable=broad-except  # closing is best effort
-                pass
 
 
 class SwitchDrivers:

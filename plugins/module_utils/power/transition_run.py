@@ -57,6 +57,7 @@ from .fabric_state import (
 )
 from ..platforms import ovs
 from ..platforms.cli_state import render_for
+from .session_pool import SessionPool
 from ..fabric.topology import Link, Topology, topology_from_data
 
 ACTIONS = ("off", "on", "speed")
@@ -105,28 +106,17 @@ def dropped_openflow_connection(message: str) -> bool:
     return "ovs-ofctl: talking to " in message and any(text in message for text in _DROPPED)
 
 
-class OvsDriver:
+class OvsDriver(SessionPool):
     """Reach OVS switches over SSH: ``open_session(switch)`` returns a
     :class:`.platforms.ssh.Session` (or anything with ``run(script, what,
     timeout)`` and ``close()``); sessions are opened once and kept."""
 
     def __init__(self, open_session: Callable[[str], Any], bridges: dict[str, str] | None = None,
                  timeout: float = 30.0) -> None:
-        self.open_session = open_session
+        super().__init__(open_session)
         self.bridges = dict(bridges or {})
         self.timeout = timeout
-        self._sessions: dict[str, Any] = {}
-        self._lock = threading.Lock()
         self.retried: list[str] = []  # writes repeated after a dropped OpenFlow connection
-
-    def _session(self, switch: str) -> Any:
-        with self._lock:
-            session = self._sessions.get(switch)
-        if session is None:
-            session = self.open_session(switch)
-            with self._lock:
-                self._sessions[switch] = session
-        return session
 
     def bridge(self, switch: str) -> str:
         """The OVS bridge of ``switch``."""
@@ -183,16 +173,6 @@ class OvsDriver:
         """``{port: {"rx_bytes", "tx_bytes", ...}}`` of the switch (dump-ports)."""
         text = self._session(switch).run(counters_script(self.bridge(switch)), "counters")
         return parse_port_bytes(text)
-
-    def close(self) -> None:
-        """Close every session opened (best effort)."""
-        with self._lock:
-            sessions, self._sessions = list(self._sessions.values()), {}
-        for session in sessions:
-            try:
-                session.close()
-            except Exception:  # pylint: disable=broad-except  # closing is best effort
-                pass
 
 
 # ------------------------------------------------------------------ reading
