@@ -60,6 +60,8 @@ TIMED_OUT = 124
 # stderr kept in an error message
 STDERR_CHARS = 800
 MASK = "********"
+# how long a CLI switch's persistent connection may stay idle (seconds) at least
+CLI_IDLE_S = 600
 
 # Plugin loading and option resolution go through process-wide caches of
 # Ansible's loader and config manager: set up one connection at a time.
@@ -380,6 +382,10 @@ def cli_session(action: Any, task_vars: dict, host: str, host_key_checking: bool
                 "ansible_network_os (docs/platforms.md)" % (host, name or "unknown"))
         if host_key_checking is not None and "host_key_checking" in connection.get_options():
             connection.set_option("host_key_checking", host_key_checking)
+        # the persistent process ends after this long idle; a transition is planned between its
+        # first read and its first write (minutes on a big fabric) and closes its sessions itself
+        idle = connection.get_option("persistent_connect_timeout")
+        connection.set_option("persistent_connect_timeout", max(int(idle or 0), CLI_IDLE_S))
     return CliSession(connection, host, secrets=_secrets(connection, play_context),
                       task_uuid=action._task._uuid)  # pylint: disable=protected-access
 
