@@ -24,7 +24,7 @@ def test_ansible_doc_lists_the_ten_roles_with_their_entry_points(ansible_cli, tm
     assert proc.returncode == 0, proc.stderr
     listed = json.loads(proc.stdout)
     assert sorted(listed) == sorted("ethercluster.routing." + role for role in ROLES)
-    assert set(listed["ethercluster.routing.switch_deploy"]["entry_points"]) == {"main", "inventory_check"}
+    assert set(listed["ethercluster.routing.switch_deploy"]["entry_points"]) == {"main", "inventory_check", "redeploy"}
     assert set(listed["ethercluster.routing.fabric_validate"]["entry_points"]) == {"main", "read_back"}
 
 
