@@ -331,7 +331,14 @@ class CliSession:
         """Run one exec-mode command; its output. SwitchConnectionError
         naming the host and the command when it fails."""
         try:
-            return to_text(self._open().get(command=text), errors="surrogate_then_replace")
+            try:
+                return to_text(self._open().get(command=text), errors="surrogate_then_replace")
+            except ConnectionError:
+                if self._rpc is None or os.path.exists(self._rpc.socket_path):
+                    raise
+                # the process ended under the call (its idle time ran out): a command only
+                # reads, so it runs once more on a new connection
+                return to_text(self._open().get(command=text), errors="surrogate_then_replace")
         except (AnsibleError, ConnectionError, OSError, ValueError) as exc:
             raise SwitchConnectionError(self._masked("%s: %s failed: %s" % (self.host, what or repr(text), exc)))
 
