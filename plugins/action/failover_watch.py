@@ -1,0 +1,106 @@
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin of ethercluster.routing.failover_watch (documentation:
+plugins/modules/failover_watch.py; the work: module_utils/power/failover_watch.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+
+from ansible.utils.display import Display
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base import CollectionAction
+
+from ansible_collections.ethercluster.routing.plugins.action.failover import ActionModule as FailoverAction
+from ansible_collections.ethercluster.routing.plugins.action.link_transition import PLAN_OPTIONS
+from ansible_collections.ethercluster.routing.plugins.modules.failover_watch import ARGUMENT_SPEC
+
+try:
+    from ansible_collections.ethercluster.routing.plugins.module_utils.power import failover_watch
+    from ansible_collections.ethercluster.routing.plugins.plugin_utils import fabric_access
+except ImportError as exc:
+    IMPORT_ERROR = exc
+else:
+    IMPORT_ERROR = None
+
+display = Display()
+
+
+class ActionModule(CollectionAction):
+    """Watch every fabric port's carrier and fail over (module doc)."""
+
+    MODULE = "ethercluster.routing.failover_watch"
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+    IMPORT_ERROR = IMPORT_ERROR
+    REQUIREMENTS = "networkx, numpy, scipy, PyYAML"
+
+    def run_action(self, args, task_vars, result):
+        given = dict(args["plan_options"] or {})
+        unknown = sorted(key for key in given if key not in PLAN_OPTIONS)
+        if unknown:
+            return self.failed(result, "plan_options: %s is no plan option (known: %s)"
+                               % (unknown[0], ", ".join(PLAN_OPTIONS)))
+        options = dict(given, engine=args["routing"], assignment=args["assignment"],
+                       engine_options=args["engine_options"])
+        topology = fabric_access.load_fabric_topology(self, args["topology"])
+        directory = os.path.abspath(os.path.expanduser(args["intent_dir"])) if args["intent_dir"] else None
+        document = FailoverAction._read(directory)
+        log = _JsonLines(args["log"])
+        names = topology.switch_names()
+        settings = fabric_access.switch_settings(self, task_vars, names)
+        bridges = {name: value["bridge"] for name, value in settings.items()}
+        opener = fabric_access.session_opener(settings, args["timeout"], args["host_key_checking"])
+        # two sessions per switch over its one connection: the long poll holds one, the pushes use the other
+        driver = failover_watch.WatchDriver(opener, bridges, timeout=args["timeout"])
+        poller = failover_watch.WatchDriver(opener, bridges, timeout=args["timeout"])
+        responder = failover_watch.Responder(topology, options, driver, document, log=log.write,
+                                             check_mode=self._task.check_mode, wait_s=args["wait_s"],
+                                             max_parallel=args["max_parallel"])
+        try:
+            ready = responder.ready(args["preplan"])
+            display.display("failover_watch: ready in %.1f s, %d link failures planned, watching %d switches"
+                            % (ready["seconds"], len(ready["planned"]), len(names)))
+            handled = failover_watch.watch(responder, _reader(poller, args["hold_s"], args["interval_s"]),
+                                           _stop(args, time.monotonic()))
+        finally:
+            driver.close()
+            poller.close()
+        changed = any(event["event"] in ("recovered", "restored") for event in responder.events)
+        result.update(changed=changed, events=responder.events, handled=handled, planned=ready["planned"])
+        result["msg"] = "failover_watch: %d event(s) handled" % handled
+        return result
+
+
+def _reader(driver, hold_s, interval_s):
+    """``reader(switch, expected)`` for :func:`failover_watch.watch`: one long poll."""
+    def read(switch, expected):
+        return driver.carriers(switch, expected, hold_s, interval_s)
+    return read
+
+
+def _stop(args, started):
+    """``stop(handled)``: the duration, the count of events or the stop file."""
+    def stop(handled):
+        if args["duration_s"] and time.monotonic() - started >= args["duration_s"]:
+            return True
+        if args["max_events"] and handled >= args["max_events"]:
+            return True
+        return bool(args["stop_file"]) and os.path.exists(os.path.expanduser(args["stop_file"]))
+    return stop
+
+
+class _JsonLines:
+    """One JSON object per line, appended and flushed at once (also in check
+    mode: the log says what would be done)."""
+
+    def __init__(self, path):
+        self.path = os.path.abspath(os.path.expanduser(path))
+        self.lock = threading.Lock()
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+
+    def write(self, entry):
+        with self.lock, open(self.path, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(entry, sort_keys=True) + "\n")

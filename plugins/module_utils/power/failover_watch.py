@@ -1,0 +1,567 @@
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The resident failover responder (issue 15 items 2-4; docs/failover.md,
+"The resident responder").
+
+Segment-based routing §2.3 detects a failure from the switches (SNMP traps
+to a manager) and diverts the affected routes to precomputed backups. The
+hand-run path (``link_failed.yml``) spends seconds before its first push:
+Ansible's start, reading the settings, planning, opening a session per
+switch, reading every switch. :class:`Responder` does all of that *before*
+any failure and keeps it:
+
+* **ready**: the switches are read once, the fabric must hold its base
+  routing (in bank X); for every covered single link failure the move
+  base -> backup is planned and proven now (:func:`.failover_run.plan_failover`),
+  so a failure costs only the pushes;
+* **detection**: :meth:`Responder.observe` takes the carriers of every
+  fabric port, switch by switch (one batched read per switch and poll, or a
+  trap feed), and turns them into events: a link is down when either end
+  has lost carrier and up again when both have it; a switch whose fabric
+  ports all lost carrier, or whose read failed, has failed;
+* **failover**: the pre-planned transition runs: install the backup bank on
+  every switch (parallel), flip the switches whose entries change -- all
+  at once when the proof found the phase order-free (any flip order is
+  deadlock-free, so flipping them together is too), else in the proven
+  order -- and the pairs deliver again; the rest (the other flips, the
+  drain wait, removing the old bank) runs in the background while the
+  polling goes on (:meth:`Responder.settle` waits for it);
+* **queueing**: events are handled one after the other; an event that
+  arrives while one is handled waits, and is planned on the state the
+  fabric holds then. A second link failure while on a backup: its backup
+  is computed on the spot from the current routing
+  (:func:`.failover.precompute_failover` against it: the "backup of the
+  backup"); without a detour or a proven order nothing is pushed and the
+  log says that only a halt-and-drain recovers;
+* **restore**: when every failed link has carrier again, the move back to
+  the base routing (planned with its proof; a carrier wait first);
+* **switch failures**: detected and logged with their precomputed backup
+  (verified: every surviving pair delivered, no dependency cycle); the push
+  is refused, naming why (the transition planner plans only fabrics whose
+  switches all stay connected), and the responder keeps polling.
+
+Every event goes to ``log`` (one JSON line each in the action plugin) with
+wall-clock times and the proof's summary (dependency graph acyclic, order
+free, states and walks simulated). Check mode logs what would be done and
+changes nothing.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ..errors import EtherclusterError
+from ..fabric.topology import Topology
+from ..platforms import ovs
+from .failover import Failure, backup_from_changes, precompute_failover, resolve_failure
+from .failover_run import _Failover, _kept_up, base_plan, plan_failover, plan_restore, stored_entry
+from .fabric_state import switch_state
+from .transition_phases import Transition
+from .transition_planner import SEARCH_BUDGET_PER_SWITCH, _other, _plan_from_routing, _Router, _transition, \
+    _working_topology
+from .transition_proof import TransitionError, _check_state, _Proof
+from .transition_run import OvsDriver, TransitionRunError, differing, read_states, run_steps
+
+Data = dict[str, Any]
+PROOF_KEYS = ("acyclic", "order_free", "drain", "kept_turn_order", "states", "walks", "simulated_states",
+              "dependency_edges", "notes")
+
+
+# ------------------------------------------------------------ carriers
+def carriers_script(bridge: str, expected: str = "", hold_s: float = 0.0, interval_s: float = 0.05) -> str:
+    """One batched carrier read of a switch: ``ovs-ofctl dump-ports-desc``
+    of its bridge, printed once. With ``hold_s`` the script keeps reading
+    every ``interval_s`` on the switch and returns as soon as the states
+    differ from ``expected`` (:func:`carrier_line` of the last answer) or
+    ``hold_s`` has passed: one SSH round trip per change or hold, not per
+    read (a long poll)."""
+    read = "ovs-ofctl -O %s dump-ports-desc --no-names %s" % (ovs.OFP_VERSION, bridge)
+    if hold_s <= 0:
+        return read + "\n"
+    rounds = max(1, int(hold_s / interval_s))
+    return ("want='%s'\ni=0\nwhile :; do\n  out=$(%s) || exit 1\n"
+            "  now=$(printf '%%s\\n' \"$out\" | grep -E '^ *[0-9]+\\(|LINK_DOWN|PORT_DOWN' | tr -d ' \\n')\n"
+            "  i=$((i+1))\n  if [ \"$now\" != \"$want\" ] || [ $i -ge %d ]; then printf '%%s\\n' \"$out\"; exit 0; fi\n"
+            "  sleep %s\ndone\n" % (expected.replace("'", ""), read, rounds, interval_s))
+
+
+def carrier_line(text: str) -> str:
+    """The condensed form of a ``dump-ports-desc`` answer the long poll compares."""
+    lines = [line for line in text.splitlines()
+             if ("(" in line and line.strip()[:1].isdigit()) or "LINK_DOWN" in line or "PORT_DOWN" in line]
+    return "".join(lines).replace(" ", "")
+
+
+def parse_carriers(text: str) -> dict[str, str]:
+    """``{port: "up" | "down"}`` from a ``dump-ports-desc`` answer (down: no
+    carrier or the port shut)."""
+    return {str(port): "down" if "down" in (entry["link"], entry["admin"]) else "up"
+            for port, entry in ovs.parse_ports(text).items()}
+
+
+class WatchDriver(OvsDriver):
+    """The executor's OVS driver plus the batched carrier read."""
+
+    def carriers(self, switch: str, expected: str = "", hold_s: float = 0.0,
+                 interval_s: float = 0.05) -> tuple[dict[str, str], str]:
+        """``({port: carrier}, condensed answer)`` of ``switch``: one command
+        (:func:`carriers_script`, a long poll when ``hold_s``)."""
+        text = self._session(switch).run(carriers_script(self.bridge(switch), expected, hold_s, interval_s),
+                                         "carrier poll", timeout=self.timeout + hold_s)
+        return parse_carriers(text), carrier_line(text)
+
+
+def fabric_ports(topology: Topology) -> dict[str, list[str]]:
+    """``{switch: [its fabric ports]}`` (ports of switch-to-switch links)."""
+    result: dict[str, list[str]] = {name: [] for name in topology.switch_names()}
+    for link in topology.links:
+        for end in (link.a, link.b):
+            result[end.switch].append(str(end.port))
+    return result
+
+
+def link_status(topology: Topology, carriers: dict[str, dict[str, str] | None]) -> dict[int, str]:
+    """``{link index: "up" | "down"}``: down when either end has no carrier
+    (or its switch could not be read: ``None``). Links with an end on a
+    switch missing from ``carriers`` are left out."""
+    result = {}
+    for link in topology.links:
+        if link.a.switch not in carriers or link.b.switch not in carriers:
+            continue
+        values = [(carriers[end.switch] or {}).get(str(end.port), "down") for end in (link.a, link.b)]
+        result[link.index] = "up" if values == ["up", "up"] else "down"
+    return result
+
+
+def failed_switches(topology: Topology, carriers: dict[str, dict[str, str] | None]) -> set[str]:
+    """Switches that failed: read failed (None) or every fabric port without carrier."""
+    ports = fabric_ports(topology)
+    result = set()
+    for name, seen in carriers.items():
+        if seen is None or (ports.get(name) and all(seen.get(port, "down") == "down" for port in ports[name])):
+            result.add(name)
+    return result
+
+
+# ------------------------------------------------------------ planning
+def _keep_up(topology: Topology, links: Iterable[int]) -> dict[str, set[str]]:
+    """``{switch: ports}`` of ``links``: kept as configured (a dead cable is not shut)."""
+    result: dict[str, set[str]] = {}
+    for index in links:
+        for end in (topology.links[index].a, topology.links[index].b):
+            result.setdefault(end.switch, set()).add(str(end.port))
+    return result
+
+
+def held_plan(topology: Topology, options: Data, routing: Any, bank: str, down: Iterable[int]) -> Any:
+    """The plan the fabric holds on ``routing`` in ``bank`` with ``down``'s ports kept up."""
+    made = _plan_from_routing(_working_topology(topology), routing, bank, options)
+    return _kept_up(made, _keep_up(topology, down)) if down else made
+
+
+def plan_move(topology: Topology, options: Data, before: Any, after: Any, bank: str, label: str,
+              first: list[str], down: Iterable[int], restore: Iterable[int] = (), wait_s: float = 1.0,
+              carrier_timeout_s: float = 30.0, failed: int | None = None) -> Transition:
+    """The proven move from plan ``before`` (bank ``bank``) to plan ``after``
+    (the other bank): :func:`.failover_run.plan_failover`'s phase between any
+    two routings the responder holds (a backup of a backup, a restore after
+    several failures). ``restore``: links whose carrier is awaited first;
+    ``failed``: the link that just failed (the proof simulates it as alive,
+    as :mod:`.failover_run` does: frames sent into it are lost there).
+    Raises TransitionError when no order is proven (then only a
+    halt-and-drain, §2.3, recovers)."""
+    started = time.perf_counter()
+    work = _working_topology(topology)
+    down = sorted(down)
+    if restore:
+        before = _with_links_up(before, topology, restore)
+    proof = _Proof(work, "failover", label)
+    _check_state(proof, before.intent, "the fabric before %s" % label)
+    router = _Router(options, True, label, topology.down_links())
+    router.resolve(work)
+    anchor = topology.links[failed if failed is not None else (down or sorted(restore) or [0])[0]]
+    run = _Failover(proof, before.intent, bank, router, SEARCH_BUDGET_PER_SWITCH * len(topology.switches),
+                    wait_s, False, False, first=first, failed=anchor)
+    run.keep_up = _keep_up(topology, set(down) | set(restore))
+    for index in sorted(restore):
+        link = topology.links[index]
+        run.ends = {"a": str(link.a), "b": str(link.b), "name": link.name}
+        run.wait_carrier("wait for carrier on %s" % link.name, "a returning link is used once both ends see carrier",
+                         carrier_timeout_s, 0.0, None)
+    done = run.route_phase(work, before, after, label)
+    transition = _transition(run, router, "failover", before, done, True, None, started)
+    transition.link = {"a": "", "b": "", "name": label}
+    return transition
+
+
+def _with_links_up(made: Any, topology: Topology, links: Iterable[int]) -> Any:
+    """``made`` with ``links`` up in its intent: they have carrier again (the
+    held routing does not use them yet)."""
+    names = {topology.links[index].name for index in links}
+    intent = dict(made.intent)
+    intent["links"] = [dict(item, state="up") if "%s--%s" % (item["a"], item["b"]) in names else item
+                       for item in made.intent["links"]]
+    return _AfterPlan(intent, made.routing)
+
+
+def proof_summary(transition: Transition) -> Data:
+    """The proof's summary lines for the log."""
+    return {key: transition.proof.get(key) for key in PROOF_KEYS if key in transition.proof}
+
+
+def urgent_steps(transition: Transition, first: Iterable[str]) -> tuple[list[Data], list[Data]]:
+    """``(urgent, tail)``: the steps that make every pair deliver again (the
+    install and the flips of the switches in ``first``) and the rest. When
+    the proof found the phase order-free, the urgent flips become one
+    parallel push (any order, so also all at once, is deadlock-free)."""
+    first = set(first)
+    steps = list(transition.steps)
+    cut = 0
+    for position, step in enumerate(steps):
+        flips = step["kind"] == "push" and step["name"].startswith("flip ")
+        if flips and set(step.get("switches") or {}) <= first:
+            cut = position + 1
+        elif flips or step["kind"] in ("wait", "drain"):
+            break
+        elif step["kind"] == "push" and not step["name"].startswith("flip "):
+            cut = position + 1
+        elif step["kind"] == "wait_carrier":
+            cut = position + 1
+    urgent, tail = steps[:cut], steps[cut:]
+    if transition.proof.get("order_free"):
+        flips = [step for step in urgent if step["kind"] == "push" and step["name"].startswith("flip ")]
+        if len(flips) > 1:
+            merged: Data = {"index": flips[0]["index"], "kind": "push", "parallel": True,
+                            "name": "flip %s at once (order-free)" % ", ".join(
+                                name for step in flips for name in step["switches"]),
+                            "why": "the proof found every flip order deadlock-free", "switches": {}}
+            for step in flips:
+                merged["switches"].update(step["switches"])
+            urgent = [step for step in urgent if step not in flips] + [merged]
+    return urgent, tail
+
+
+# ------------------------------------------------------------ responder
+class Responder:
+    """Detection and failover against live switches (module doc).
+
+    ``driver``: the executor's driver (read, write, carrier);
+    ``document``: the stored failover (failover.json) or None; ``log``
+    receives one dict per event; ``wall`` gives wall-clock seconds."""
+
+    def __init__(self, topology: Topology, options: Data, driver: Any, document: Data | None = None,
+                 log: Callable[[Data], Any] | None = None, check_mode: bool = False, wait_s: float = 1.0,
+                 max_parallel: int | None = None, wall: Callable[[], float] = time.time,
+                 sleep: Callable[[float], Any] = time.sleep) -> None:
+        self.topology = topology
+        self.options = options
+        self.driver = driver
+        self.document = document
+        self.log_to = log
+        self.check_mode = check_mode
+        self.wait_s = wait_s
+        self.max_parallel = max_parallel
+        self.wall = wall
+        self.sleep = sleep
+        self.plans: dict[str, tuple[Transition, Any]] = {}   # failure: (move, backup routing)
+        self.status: dict[int, str] = {}
+        self.dead: set[str] = set()
+        self.down: set[int] = set()        # links the held routing avoids
+        self.queue: list[Data] = []
+        self.events: list[Data] = []
+        self.tail: threading.Thread | None = None
+        self.tail_error: str | None = None
+        self.bank = "A"
+        self.base: Any = None
+        self.held: Any = None               # the plan the fabric holds (None: the base)
+        self.held_failure: Failure | None = None   # when it is one pre-planned failover
+        self.restore_plan: Transition | None = None  # its restore, planned once it settled
+
+    def log(self, what: str, /, **fields: Any) -> Data:
+        """Record one event ``what`` (wall-clock time ``at``) and pass it to the log."""
+        entry = dict(fields, event=what, at=round(self.wall(), 3))
+        self.events.append(entry)
+        if self.log_to is not None:
+            self.log_to(entry)
+        return entry
+
+    # -------------------------------------------------------------- ready
+    def ready(self, preplan: Iterable[str] | None = None) -> Data:
+        """Read every switch, check the fabric holds its base routing, plan
+        the failover of every covered link failure (or of ``preplan``: link
+        names or ends). Raises TransitionRunError when the fabric holds
+        something else."""
+        started = time.perf_counter()
+        names = self.topology.switch_names()
+        states = read_states(self.driver, names)
+        banks = sorted({bank for name in names for bank in switch_state(name, states[name])["pvid_banks"]})
+        if len(banks) != 1 or banks[0] not in ("A", "B"):
+            raise TransitionRunError("the switches' PVIDs are in banks %s: the responder starts from a fabric "
+                                     "on its base routing in one bank (finish the transition first)" % banks)
+        self.bank = banks[0]
+        self.base = base_plan(self.topology, self.options, self.bank)
+        left = differing(states, self.base.intent["switches"])
+        if left:
+            raise TransitionRunError("%s do(es) not hold the base routing of bank %s: deploy it (or finish the "
+                                     "failover in progress with link_restored.yml) before starting the responder"
+                                     % (", ".join(left), self.bank))
+        wanted = self._failures(preplan)
+        skipped = []
+        for failure in wanted:
+            try:
+                self.plans[failure.name] = self._preplan(failure)
+            except EtherclusterError as exc:
+                skipped.append("%s: %s" % (failure.name, exc))
+        return self.log("ready", bank=self.bank, planned=sorted(self.plans), not_planned=skipped,
+                        seconds=round(time.perf_counter() - started, 3))
+
+    def _failures(self, preplan: Iterable[str] | None) -> list[Failure]:
+        """The link failures to plan now."""
+        if preplan is not None:
+            return [resolve_failure(self.topology, link=name) for name in preplan]
+        return [resolve_failure(self.topology, link=link.name) for link in self.topology.links
+                if link.index not in self.topology.down_links()]
+
+    def _preplan(self, failure: Failure) -> tuple[Transition, Any]:
+        """The proven move base -> backup of ``failure``, and the backup routing."""
+        entry = stored_entry(self.topology, self.options, self.document, failure)
+        if entry is None:
+            entry = precompute_failover(self.base.routing, [failure])["failures"][0]
+        transition = plan_failover(self.topology, self.options, failure, self.bank, stored=entry, wait_s=self.wait_s)
+        return transition, backup_from_changes(self.base.routing, entry)
+
+    # ---------------------------------------------------------- detection
+    def observe(self, carriers: dict[str, dict[str, str] | None]) -> list[Data]:
+        """Turn one poll's carriers (``{switch: {port: carrier}}``, None for a
+        switch that could not be read) into events, queued in order: switch
+        failures and returns, then links down and up (a dead switch's own
+        links are part of its event)."""
+        found = []
+        dead = failed_switches(self.topology, carriers)
+        for name in sorted(dead - self.dead, key=self.topology.switch_names().index):
+            found.append({"kind": "switch_down", "name": name})
+        back = {name for name in self.dead - dead if name in carriers}
+        for name in sorted(back, key=self.topology.switch_names().index):
+            found.append({"kind": "switch_up", "name": name})
+        self.dead = (self.dead | dead) - back
+        dead = dead | back   # a switch's own links come and go with it
+        for index, value in sorted(link_status(self.topology, carriers).items()):
+            before = self.status.get(index, "up")
+            self.status[index] = value
+            link = self.topology.links[index]
+            if value == before or link.a.switch in dead or link.b.switch in dead:
+                continue
+            found.append({"kind": "link_down" if value == "down" else "link_up", "name": link.name, "link": index})
+        for event in found:
+            self.queue.append(self.log("detected", **event))
+        return found
+
+    # ----------------------------------------------------------- handling
+    def handle(self) -> list[Data]:
+        """Handle every queued event in order (the previous one's background
+        steps finished first); returns the outcomes."""
+        done = []
+        while self.queue:
+            event = self.queue.pop(0)
+            self.settle()
+            try:
+                if event["kind"] == "link_down":
+                    done.append(self._link_down(event))
+                elif event["kind"] == "link_up":
+                    done.append(self._link_up(event))
+                else:
+                    done.append(self._switch(event))
+            except EtherclusterError as exc:
+                done.append(self.log("failed", name=event["name"], kind=event["kind"], error=str(exc),
+                                     detected=event["at"]))
+        return done
+
+    def settle(self) -> None:
+        """Wait for the background steps of the last failover (drain wait, old bank removed)."""
+        if self.tail is not None:
+            self.tail.join()
+            self.tail = None
+        if self.tail_error:
+            error, self.tail_error = self.tail_error, None
+            raise TransitionRunError("the background steps of the last move failed: %s" % error)
+
+    def _link_down(self, event: Data) -> Data:
+        """A link lost carrier: its pre-planned failover from the base, or a
+        backup of the held routing computed now (queued second failure)."""
+        index = event["link"]
+        if index in self.down:
+            return self.log("ignored", name=event["name"], why="the held routing already avoids it")
+        failure = Failure("link", event["name"], frozenset({index}))
+        if not self.down and event["name"] in self.plans:
+            (transition, routing), how = self.plans[event["name"]], "pre-planned"
+            first = list(transition.proof["failure"]["switches"])
+            self.held_failure = failure
+        else:
+            transition, routing, first, how = self._backup_of_held(failure)
+            self.held_failure = None
+        return self._run(event, transition, first, how, self.down | {index}, routing)
+
+    def _backup_of_held(self, failure: Failure) -> tuple[Transition, Any, list[str], str]:
+        """The move from the held routing to its backup for ``failure``, planned now."""
+        held = self.held if self.held is not None else self.base
+        entry = precompute_failover(held.routing, [failure])["failures"][0]
+        if not entry["covered"]:
+            raise TransitionRunError("%s: no backup of the held routing (%s): nothing pushed; only a "
+                                     "halt-and-drain (§2.3) and a fresh plan recover" % (failure.name, entry["reason"]))
+        down = self.down | set(failure.links)
+        routing = backup_from_changes(held.routing, entry)
+        after = held_plan(self.topology, self.options, routing, _other(self.bank), down)
+        try:
+            transition = plan_move(self.topology, self.options, held, after, self.bank, "failover for %s" % failure.name,
+                                   list(entry["switches"]), down, wait_s=self.wait_s, failed=min(failure.links))
+        except TransitionError as exc:
+            raise TransitionRunError("%s: no proven order from the held routing (%s): nothing pushed; only a "
+                                     "halt-and-drain (§2.3) and a fresh plan recover" % (failure.name, exc)) from None
+        return transition, routing, list(entry["switches"]), "planned now on the held routing (backup of the backup)"
+
+    def _link_up(self, event: Data) -> Data:
+        """A link has carrier again: back to the base once every failed link is back."""
+        index = event["link"]
+        if index not in self.down:
+            return self.log("ignored", name=event["name"], why="the held routing does not avoid it")
+        still = sorted(i for i in self.down if self.status.get(i) == "down")
+        if still:
+            return self.log("waiting", name=event["name"], why="still down: %s; the held routing stays until "
+                            "they are back" % ", ".join(self.topology.links[i].name for i in still))
+        if self.restore_plan is not None and self.held_failure is not None:
+            transition = self.restore_plan
+        else:
+            after = base_plan(self.topology, self.options, _other(self.bank))
+            transition = plan_move(self.topology, self.options, self.held, after, self.bank,
+                                   "restore after %s" % event["name"], [], set(), restore=self.down,
+                                   wait_s=self.wait_s)
+        self.held_failure, self.restore_plan = None, None
+        return self._run(event, transition, self.topology.switch_names(), "restore", set(), None)
+
+    def _switch(self, event: Data) -> Data:
+        """A switch failed (every fabric port without carrier, or unreachable):
+        logged with its precomputed backup, not pushed; or it came back."""
+        if event["kind"] == "switch_up":
+            return self.log("noted", name=event["name"], kind=event["kind"], detected=event["at"],
+                            why="the switch is back; nothing was pushed for its failure, so nothing is restored")
+        failure = resolve_failure(self.topology, switch=event["name"])
+        entry = stored_entry(self.topology, self.options, self.document, failure)
+        if entry is None:
+            entry = precompute_failover(self.base.routing, [failure])["failures"][0]
+        backup = {key: entry[key] for key in ("covered", "reason", "switches", "pairs_affected", "pairs_disjoint",
+                                              "pairs_lost")} if entry else {}
+        return self.log("not_pushed", name=event["name"], kind=event["kind"], detected=event["at"], backup=backup,
+                        why="a switch failure is detected and its backup precomputed and verified (every surviving "
+                            "pair delivered, base and backup dependencies acyclic), but the transition planner "
+                            "plans only fabrics whose switches all stay connected: nothing pushed; its links "
+                            "are lost until it returns")
+
+    # ------------------------------------------------------------ running
+    def _run(self, event: Data, transition: Transition, first: list[str], how: str, down: set[int],
+             routing: Any) -> Data:
+        """Run the urgent steps now and the rest in the background; update the held state."""
+        urgent, tail = urgent_steps(transition, first)
+        proof = proof_summary(transition)
+        if self.check_mode:
+            return self.log("would_run", name=event["name"], kind=event["kind"], how=how, detected=event["at"],
+                            urgent=[step["name"] for step in urgent], tail=[step["name"] for step in tail], proof=proof)
+        started = self.wall()
+        results = run_steps(urgent, self.driver, max_parallel=self.max_parallel)
+        recovered = self.log("recovered" if down else "restored", name=event["name"], kind=event["kind"], how=how,
+                             detected=event["at"], started=round(started, 3),
+                             seconds_from_detection=round(self.wall() - event["at"], 3),
+                             steps=[{key: step.get(key) for key in ("name", "seconds", "changed")} for step in results],
+                             proof=proof)
+        self.bank = transition.after["fabric"]["bank"]
+        self.down = set(down)
+        self.held = _AfterPlan(transition.after, routing) if down else None
+        self.tail = threading.Thread(target=self._run_tail, args=(event["name"], tail), daemon=True)
+        self.tail.start()
+        return recovered
+
+    def _run_tail(self, name: str, tail: list[Data]) -> None:
+        """The background steps (other flips, drain wait, old bank removed)."""
+        try:
+            results = run_steps(tail, self.driver, max_parallel=self.max_parallel)
+            self.log("settled", name=name, steps=[{key: step.get(key) for key in ("name", "seconds")}
+                                                  for step in results])
+            if self.held_failure is not None:   # the likely next event: plan its restore now
+                self.restore_plan = plan_restore(self.topology, self.options, self.held_failure, self.bank,
+                                                 stored=stored_entry(self.topology, self.options, self.document,
+                                                                     self.held_failure), wait_s=self.wait_s)
+        except EtherclusterError as exc:
+            self.tail_error = "%s: %s" % (name, exc)
+            self.log("failed", name=name, error=str(exc), background=True)
+
+
+class _AfterPlan:
+    """The plan a transition ends on (its routing and intent), as the next move's start."""
+
+    def __init__(self, intent: Data, routing: Any) -> None:
+        self.intent = intent
+        self.routing = routing
+        self.assignment = None
+
+
+# ------------------------------------------------------------ the loop
+Reader = Callable[[str, str], "tuple[dict[str, str], str]"]
+
+
+def _poller(reader: Reader, switch: str, found: Any, stopped: threading.Event, retry_s: float) -> None:
+    """One switch's long poll: each answer (or None when the read fails) goes to ``found``."""
+    expected = ""
+    while not stopped.is_set():
+        try:
+            carriers, expected = reader(switch, expected)
+        except EtherclusterError:
+            found.put((switch, None))
+            expected = ""
+            stopped.wait(retry_s)
+            continue
+        except Exception as exc:  # pylint: disable=broad-except  # a bug: the watch stops naming it
+            found.put((switch, exc))
+            return
+        found.put((switch, carriers))
+
+
+def watch(responder: Responder, reader: Reader, stop: Callable[[int], bool], retry_s: float = 0.5,
+          tick_s: float = 0.1) -> int:
+    """Poll every switch (one thread each, ``reader(switch, expected)``: a
+    long poll returning ``({port: carrier}, answer)``), feed the responder
+    and handle its events until ``stop(events handled)`` is true. Returns
+    the number of events handled."""
+    import queue
+
+    names = responder.topology.switch_names()
+    found: queue.Queue = queue.Queue()
+    stopped = threading.Event()
+    threads = [threading.Thread(target=_poller, args=(reader, name, found, stopped, retry_s), daemon=True)
+               for name in names]
+    for thread in threads:
+        thread.start()
+    carriers: dict[str, dict[str, str] | None] = {}
+    handled = 0
+    try:
+        while not stop(handled):
+            try:
+                switch, value = found.get(timeout=tick_s)
+            except queue.Empty:
+                continue
+            pending = [(switch, value)]
+            while not found.empty():
+                pending.append(found.get_nowait())
+            for switch, value in pending:
+                if isinstance(value, Exception):
+                    raise TransitionRunError("%s: the carrier poll broke: %r" % (switch, value))
+                carriers[switch] = value
+            if len(carriers) == len(names):
+                responder.observe(carriers)
+                handled += len(responder.handle())
+    finally:
+        stopped.set()
+        responder.settle()
+    return handled

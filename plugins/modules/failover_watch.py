@@ -1,0 +1,140 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Documentation of ethercluster.routing.failover_watch; the work is done by
+the action plugin of the same name, on the controller."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: failover_watch
+short_description: Resident failover responder, watches every fabric port's carrier and fails over within a second
+version_added: 0.3.0
+author:
+  - ethercluster.routing developers (@ethercluster)
+description:
+  - A long-running task (docs/failover.md, "The resident responder"). Before any failure it reads every switch (the
+    fabric must hold its base routing), opens and keeps the switches' sessions (their Ansible connections), and plans
+    and proves the move to the backup of every covered single link failure (the stored C(failover.json) when it
+    fits), so that a failure costs only the pushes.
+  - It then polls the carrier of every fabric port, one command per switch that returns as soon as a port's state
+    changes (a long poll over C(ovs-ofctl dump-ports-desc)). A link is down when either end lost carrier; a switch has
+    failed when all its fabric ports lost carrier or its session died.
+  - On a link failure it installs the backup bank on every switch in parallel, flips the switches whose entries
+    change (all at once when the proof found the phase order-free), logs the recovery, and runs the other flips, the
+    drain wait and the old bank's removal in the background. A failure that arrives meanwhile is queued and planned
+    on the state the fabric then holds (a backup of the backup, computed on the spot); without a detour or a proven
+    order nothing is pushed and the log says only a halt-and-drain recovers.
+  - When every failed link has carrier again, the planned restore brings the base routing back.
+  - A switch failure is detected and logged with its precomputed, verified backup; pushing it is not implemented
+    (the transition planner plans only fabrics whose switches all stay connected).
+  - Every event goes to O(log), one JSON object per line, with wall-clock times and the proof's summary.
+  - It stops after O(duration_s), after O(max_events) handled events, or when O(stop_file) exists.
+  - Only the C(ovs) platform is run so far.
+extends_documentation_fragment:
+  - ethercluster.routing.controller
+  - ethercluster.routing.controller.deployed_fabric
+attributes:
+  check_mode:
+    details: Detects and logs what it would do (the steps and their proof); changes nothing.
+options:
+  intent_dir:
+    description: The directory of the deployed intent, where C(failover.json) is kept (optional).
+    type: path
+  plan_options:
+    description: The deployed plan's other settings; the role passes those of the deployed intent.
+    type: dict
+  log:
+    description: Controller file that gets one JSON line per event.
+    type: path
+    required: true
+  duration_s:
+    description: Stop after this many seconds (0 for no limit).
+    type: float
+    default: 0
+  max_events:
+    description: Stop after this many handled events (0 for no limit).
+    type: int
+    default: 0
+  stop_file:
+    description: Stop as soon as this controller file exists.
+    type: path
+  preplan:
+    description: The link failures to plan before watching (names or ends); default every link.
+    type: list
+    elements: str
+  hold_s:
+    description: How long one long poll waits on a switch for a change before it answers anyway (seconds).
+    type: float
+    default: 5.0
+  interval_s:
+    description: How often the long poll reads the ports on the switch (seconds).
+    type: float
+    default: 0.05
+  wait_s:
+    description: How long (seconds) old-bank frames may drain after the last switch flipped, before that bank goes.
+    type: float
+    default: 1.0
+  max_parallel:
+    description: Bound on the switches written at once by one parallel push (default all).
+    type: int
+seealso:
+  - module: ethercluster.routing.failover
+requirements:
+  - On the controller PyYAML, networkx, numpy and scipy; for the switches what their connection plugin needs
+    (OpenSSH for C(ssh)).
+"""
+
+EXAMPLES = r"""
+- name: Watch the fabric for an hour (run it as a service: docs/failover.md)
+  ethercluster.routing.failover_watch:
+    topology: inventories/default/topology.yml
+    intent_dir: intended
+    log: /var/log/ethercluster/failover.jsonl
+    duration_s: 3600
+    stop_file: /run/ethercluster/failover.stop
+"""
+
+RETURN = r"""
+events:
+  description: Every event logged (C(event), C(at) wall clock, C(name), C(kind), the proof's summary where planned).
+  returned: always
+  type: list
+  elements: dict
+handled:
+  description: How many events were handled (failovers, restores, refusals).
+  returned: always
+  type: int
+planned:
+  description: The link failures planned before watching.
+  returned: always
+  type: list
+  elements: str
+"""
+
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric import module_args
+
+ARGUMENT_SPEC = {
+    **module_args.DEPLOYED_FABRIC_SPEC,
+    "intent_dir": {"type": "path"},
+    "plan_options": {"type": "dict"},
+    "log": {"type": "path", "required": True},
+    "duration_s": {"type": "float", "default": 0},
+    "max_events": {"type": "int", "default": 0},
+    "stop_file": {"type": "path"},
+    "preplan": {"type": "list", "elements": "str"},
+    "hold_s": {"type": "float", "default": 5.0},
+    "interval_s": {"type": "float", "default": 0.05},
+    "wait_s": {"type": "float", "default": 1.0},
+    "max_parallel": {"type": "int"},
+    **module_args.SWITCH_SESSION_SPEC,
+}
+
+
+def main():
+    module_args.refuse_bare_run("failover_watch", ARGUMENT_SPEC)
+
+
+if __name__ == "__main__":
+    main()

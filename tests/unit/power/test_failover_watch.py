@@ -1,0 +1,217 @@
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The resident failover responder (power/failover_watch.py) against
+in-memory switches (the link transitions' fake) fed with fake carriers and a
+fake wall clock: a cut link is detected and its pre-planned failover runs
+(the switches then hold the backup's intent), the restore brings the base
+routing back in the other bank, a second failure while on a backup is
+planned on the held routing or refused naming the halt-and-drain, a switch
+failure is detected and logged (not pushed), check mode writes nothing,
+the long-poll loop stops on its count."""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import time
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
+from ansible_collections.ethercluster.routing.plugins.module_utils.intent.build import plan
+from ansible_collections.ethercluster.routing.plugins.module_utils.power import failover_watch as fw
+from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition_run import TransitionRunError
+
+_SPEC = importlib.util.spec_from_file_location(
+    "transition_run_fakes", Path(__file__).resolve().parents[1] / "module_utils" / "test_transition_run.py")
+FAKES = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(FAKES)
+
+RING = topology_from_data({
+    "name": "ring4", "switches": {"sw%d" % i: {} for i in range(4)},
+    "links": [{"a": "sw%d:3" % i, "b": "sw%d:2" % ((i + 1) % 4)} for i in range(4)],
+    "hosts": {"h%d" % i: {"switch": "sw%d" % i, "port": "1", "mac": "02:00:00:00:00:%02x" % (i + 1)} for i in range(4)}})
+OPTIONS = {"engine": "updown", "assignment": "renamed", "engine_options": None}
+
+
+class Clock:
+    """A wall clock that moves one second per reading."""
+
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        self.now += 1.0
+        return self.now
+
+
+def carriers(topology, cut=(), dead=()):
+    """Every fabric port's carrier with the links ``cut`` (names or ends) and
+    the switches ``dead`` down."""
+    down = {topology.link(name).index for name in cut}
+    result = {}
+    for name, ports in fw.fabric_ports(topology).items():
+        result[name] = {port: "up" for port in ports}
+    for link in topology.links:
+        if link.index in down or link.a.switch in dead or link.b.switch in dead:
+            result[link.a.switch][str(link.a.port)] = "down"
+            result[link.b.switch][str(link.b.port)] = "down"
+    return result
+
+
+def responder(topology=RING, options=OPTIONS, check_mode=False, preplan=None):
+    fake = FAKES.FakeFabric(topology, plan(topology, bank="A", **options).intent)
+    events = []
+    made = fw.Responder(topology, options, fake, log=events.append, check_mode=check_mode, wall=Clock())
+    made.ready(preplan)
+    return made, fake, events
+
+
+def holds(fake, intent):
+    return FAKES.tr.differing({name: fake.read(name) for name in intent["switches"]}, intent["switches"]) == []
+
+
+def test_a_cut_link_runs_its_preplanned_failover_and_the_return_restores_the_base():
+    made, fake, events = responder()
+    assert events[0]["event"] == "ready" and len(events[0]["planned"]) + len(events[0]["not_planned"]) == 4
+    assert events[0]["not_planned"] and "halt-and-drain" in events[0]["not_planned"][0]
+    link = RING.links[1]
+    transition, _routing = made.plans[link.name]
+    made.observe(carriers(RING))
+    assert made.handle() == [] and fake.writes == []          # nothing changed, nothing done
+    made.observe(carriers(RING, cut=[link.name]))
+    done = made.handle()
+    assert [entry["event"] for entry in done] == ["recovered"]
+    assert done[0]["how"] == "pre-planned" and done[0]["proof"]["acyclic"] and not done[0]["proof"]["drain"]
+    assert done[0]["detected"] < done[0]["at"]
+    made.settle()
+    assert holds(fake, transition.after) and made.bank == "B" and made.down == {link.index}
+    assert [entry["event"] for entry in events][-2:] == ["recovered", "settled"]
+    made.observe(carriers(RING))
+    back = made.handle()
+    made.settle()
+    assert [entry["event"] for entry in back] == ["restored"]
+    assert holds(fake, plan(RING, bank="A", **OPTIONS).intent) and made.bank == "A" and not made.down
+
+
+def test_urgent_steps_install_and_flip_the_changing_switches_at_once():
+    made, _fake, _events = responder()
+    transition, _routing = made.plans[RING.links[2].name]
+    first = transition.proof["failure"]["switches"]
+    urgent, tail = fw.urgent_steps(transition, first)
+    assert urgent[0]["name"].startswith("install") and urgent[0]["parallel"]
+    assert set(urgent[-1]["switches"]) == set(first) and transition.proof["order_free"]
+    assert len(urgent) == 2 and tail[-1]["name"].startswith("remove")
+    assert urgent + tail != transition.steps      # the flips were merged
+    assert {name for step in tail if step["name"].startswith("flip") for name in step["switches"]} \
+        == set(RING.switch_names()) - set(first)
+
+
+def test_check_mode_logs_what_it_would_do_and_writes_nothing():
+    made, fake, events = responder(check_mode=True, preplan=[RING.links[2].name])
+    made.observe(carriers(RING, cut=[RING.links[2].name]))
+    done = made.handle()
+    assert [entry["event"] for entry in done] == ["would_run"] and done[0]["urgent"] and done[0]["proof"]["acyclic"]
+    assert fake.writes == [] and made.bank == "A"
+
+
+def test_a_switch_failure_is_detected_logged_and_not_pushed():
+    made, fake, events = responder(preplan=[])
+    made.observe(carriers(RING, dead=["sw2"]))
+    done = made.handle()
+    assert [(entry["event"], entry["name"]) for entry in done] == [("not_pushed", "sw2")]
+    assert done[0]["backup"]["pairs_affected"] >= 0 and "nothing pushed" in done[0]["why"]
+    assert fake.writes == []
+    made.observe(dict(carriers(RING), sw2=None))          # its session died: still the same failure
+    assert made.handle() == []
+    made.observe(carriers(RING))
+    assert [(entry["event"], entry["kind"]) for entry in made.handle()] == [("noted", "switch_up")]
+
+
+def test_a_second_cut_on_a_ring_is_refused_naming_the_halt_and_drain():
+    made, fake, events = responder(preplan=[RING.links[1].name])
+    made.observe(carriers(RING, cut=[RING.links[1].name]))
+    made.observe(carriers(RING, cut=[RING.links[1].name, RING.links[3].name]))   # queued behind the first
+    assert [entry["kind"] for entry in made.queue] == ["link_down", "link_down"]
+    done = made.handle()
+    assert [entry["event"] for entry in done] == ["recovered", "failed"]
+    assert "halt-and-drain" in done[1]["error"] and made.down == {RING.links[1].index}
+
+
+def test_a_second_cut_on_a_torus_gets_a_backup_of_the_backup():
+    torus = topology_from_data({"generate": {"kind": "torus", "dims": [3, 3], "hosts_per_switch": 1}})
+    first, second = torus.links[4].name, torus.links[9].name
+    made, fake, events = responder(torus, preplan=[first])
+    made.observe(carriers(torus, cut=[first]))
+    made.observe(carriers(torus, cut=[first, second]))
+    done = made.handle()
+    made.settle()
+    assert [entry["event"] for entry in done] == ["recovered", "recovered"], done
+    assert "backup of the backup" in done[1]["how"] and done[1]["proof"]["acyclic"]
+    assert made.down == {torus.links[4].index, torus.links[9].index} and made.bank == "A"
+    made.observe(carriers(torus, cut=[second]))
+    assert [entry["event"] for entry in made.handle()] == ["waiting"]
+    made.observe(carriers(torus))
+    assert [entry["event"] for entry in made.handle()] == ["restored"]
+    made.settle()
+    assert holds(fake, plan(torus, bank="B", **OPTIONS).intent) and not made.down
+
+
+def test_a_fabric_not_on_its_base_routing_is_refused():
+    fake = FAKES.FakeFabric(RING, plan(RING, bank="A", engine="updown", assignment="renamed").intent)
+    fake.states["sw0"]["flows"] = fake.states["sw0"]["flows"][:-1]      # one rule short
+    with pytest.raises(TransitionRunError, match="sw0"):
+        fw.Responder(RING, OPTIONS, fake).ready([])
+
+
+def test_the_link_and_switch_states_of_a_poll():
+    seen = carriers(RING, cut=[RING.links[0].name])
+    status = fw.link_status(RING, seen)
+    assert status[0] == "down" and all(status[i] == "up" for i in range(1, len(RING.links)))
+    assert fw.failed_switches(RING, seen) == set()
+    assert fw.failed_switches(RING, dict(seen, sw3=None)) == {"sw3"}
+    assert fw.link_status(RING, {"sw0": seen["sw0"]}) == {}
+
+
+def test_the_watch_loop_feeds_the_responder_until_its_count():
+    made, fake, events = responder(preplan=[RING.links[1].name])
+    polls = {name: 0 for name in RING.switch_names()}
+
+    def reader(switch, expected):
+        """A long poll: the fabric is whole for each switch's first answer, then the link is cut."""
+        polls[switch] += 1
+        if polls[switch] > 1 and expected == "cut":
+            time.sleep(0.05)    # nothing changed: the hold passes
+        seen = carriers(RING, cut=[RING.links[1].name] if polls[switch] > 1 else [])
+        return seen[switch], "cut" if polls[switch] > 1 else "whole"
+
+    assert fw.watch(made, reader, lambda handled: handled >= 1, tick_s=0.01) == 1
+    assert [entry["event"] for entry in events if entry["event"] != "detected"][:2] == ["ready", "recovered"]
+
+
+def test_a_poller_that_breaks_stops_the_watch_naming_the_switch():
+    made, fake, events = responder(preplan=[])
+
+    def reader(switch, expected):
+        if switch == "sw1":
+            raise KeyError("port")
+        time.sleep(0.05)
+        return carriers(RING)[switch], "whole"
+
+    with pytest.raises(TransitionRunError, match="sw1.*port"):
+        fw.watch(made, reader, lambda handled: False, tick_s=0.01)
+
+
+def test_the_carrier_script_and_its_answer():
+    text = (" 1(p1): addr:02:00:00:00:00:01\n     config:     0\n     state:      0\n"
+            " 2(p2): addr:02:00:00:00:00:02\n     config:     0\n     state:      LINK_DOWN\n"
+            " 3(p3): addr:02:00:00:00:00:03\n     config:     PORT_DOWN\n     state:      0\n"
+            " LOCAL(br0): addr:02:00:00:00:00:09\n")
+    assert fw.parse_carriers(text) == {"1": "up", "2": "down", "3": "down"}
+    assert fw.carrier_line(text) == "1(p1):addr:02:00:00:00:00:012(p2):addr:02:00:00:00:00:02state:LINK_DOWN" \
+        "3(p3):addr:02:00:00:00:00:03config:PORT_DOWN"
+    assert fw.carriers_script("br0").startswith("ovs-ofctl -O ")
+    looped = fw.carriers_script("br0", "x'y", hold_s=2.0, interval_s=0.05)
+    assert "want='xy'" in looped and "-ge 40 ]" in looped and "sleep 0.05" in looped
