@@ -11,19 +11,16 @@ printing each step as it finishes."""
 from __future__ import annotations
 
 from ansible.utils.display import Display
-from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base import CollectionAction
-
 from ansible_collections.ethercluster.routing.plugins.action.link_transition import ActionModule as LinkTransitionAction
 from ansible_collections.ethercluster.routing.plugins.action.link_transition import step_line
+from ansible_collections.ethercluster.routing.plugins.plugin_utils import fabric_access
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base import CollectionAction
 
+IMPORT_ERROR = None     # the planning code's packages missing: CollectionAction.run names them
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.power import redeploy_run
-    from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition_run import TransitionRunError
-    from ansible_collections.ethercluster.routing.plugins.plugin_utils import fabric_access
 except ImportError as exc:
     IMPORT_ERROR = exc
-else:
-    IMPORT_ERROR = None
 
 display = Display()
 
@@ -60,14 +57,14 @@ class ActionModule(CollectionAction):
     def run_action(self, args, task_vars, result):
         try:
             topology = fabric_access.load_fabric_topology(self, args["topology"])
-        except TransitionRunError as exc:
+        except redeploy_run.TransitionRunError as exc:
             # platforms without a driver: the plain push, as before (said)
             result.update(redeploy_run.unread(str(exc)))
             result["summary"] = summary_lines(result, self._task.check_mode)
             return result
         hints = [hint_settings(hint) for hint in args["held"]]
-        driver, _settings = fabric_access.ovs_driver(self, task_vars, topology.switch_names(), args["timeout"],
-                                                     args["host_key_checking"])
+        driver, _settings = fabric_access.fabric_driver(self, task_vars, topology, args["timeout"],
+                                                        args["host_key_checking"])
         try:
             def log(entry):
                 display.display("  re-deploy: %s" % step_line(entry))
@@ -76,7 +73,7 @@ class ActionModule(CollectionAction):
             outcome = redeploy_run.redeploy(topology, driver, args["intent"], hints=hints,
                                             allow_drain=args["allow_drain"], check_mode=self._task.check_mode,
                                             log=log, max_parallel=args["max_parallel"], wait_s=args["wait_s"])
-        except TransitionRunError as exc:
+        except redeploy_run.TransitionRunError as exc:
             return self.failed(result, "re-deploy: %s" % exc, steps=exc.steps)
         finally:
             driver.close()
