@@ -57,33 +57,34 @@ options:
     type: list
     elements: dict
     default: []
-  allow_drain:
-    description: Accept a move that loses frames (a drain, or the plain push over an unrecognised routing).
-    type: bool
-    default: false
-  wait_s:
-    description: Seconds old-bank frames may drain after the last PVID flip, before the old bank goes.
-    type: float
-    default: 1.0
-  max_parallel:
-    description: Bound on the switches written at once by one parallel push (default all).
-    type: int
-  log:
-    description: Controller file that gets a JSON line per step.
-    type: path
   host_key_checking:
     description: Refuse a switch whose host key is unknown or different.
     type: bool
     default: true
+  allow_drain:
+    description: Accept a move that loses frames (a drain, or the plain push over an unrecognised routing).
+    type: bool
+    default: false
   timeout:
     description: Seconds allowed for connecting and for each read and write on a switch.
     type: float
     default: 30
+  wait_s:
+    description: Seconds old-bank frames may drain after the last PVID flip, before the old bank goes.
+    type: float
+    default: 1.0
+  log:
+    description: Controller file that gets a JSON line per step.
+    type: path
+  max_parallel:
+    description: Bound on the switches written at once by one parallel push (default all).
+    type: int
+requirements:
+  - PyYAML, networkx, numpy and scipy on the controller (the planning code); OpenSSH there for switches reached over
+    C(ssh).
 seealso:
   - module: ethercluster.routing.link_transition
-requirements:
-  - On the controller PyYAML, networkx, numpy and scipy; for the switches what their connection plugin needs
-    (OpenSSH for C(ssh)).
+  - module: ethercluster.routing.failover
 """
 
 EXAMPLES = r"""
@@ -145,19 +146,16 @@ summary:
 
 from ansible_collections.ethercluster.routing.plugins.module_utils.fabric import module_args
 
-ARGUMENT_SPEC = {
-    "topology": {"type": "path", "required": True},
-    "intent": {"type": "dict", "required": True},
-    "held": {"type": "list", "elements": "dict", "default": []},
-    "allow_drain": {"type": "bool", "default": False},
-    "wait_s": {"type": "float", "default": 1.0},
-    "max_parallel": {"type": "int"},
-    "log": {"type": "path"},
-    **module_args.SWITCH_SESSION_SPEC,
-}
+# the options documented above; the action plugin validates them
+ARGUMENT_SPEC = dict(
+    module_args.SWITCH_SESSION_SPEC,
+    topology={"type": "path", "required": True}, intent={"type": "dict", "required": True},
+    held={"type": "list", "elements": "dict", "default": []}, allow_drain={"type": "bool", "default": False},
+    wait_s={"type": "float", "default": 1.0}, log={"type": "path"}, max_parallel={"type": "int"})
 
 
 def main():
+    """Refuse a bare run: the module works through its action plugin, on the controller."""
     module_args.refuse_bare_run("routing_redeploy", ARGUMENT_SPEC)
 
 

@@ -11,7 +11,7 @@ write naming both routings, and a drain only when allowed."""
 
 from __future__ import annotations
 
-import importlib.util
+import runpy
 from pathlib import Path
 
 import pytest
@@ -26,10 +26,9 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.power.transit
     read_states,
 )
 
-_SPEC = importlib.util.spec_from_file_location(
-    "transition_run_fakes", Path(__file__).resolve().parents[1] / "module_utils" / "test_transition_run.py")
-FAKES = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(FAKES)
+# the link transitions' in-memory fabric of OVS switches (their executor's tests)
+FakeFabric = runpy.run_path(str(Path(__file__).resolve().parents[1] / "module_utils" / "test_transition_run.py"))[
+    "FakeFabric"]
 
 TORUS = topology_from_data({"generate": {"kind": "torus", "dims": [4, 4], "hosts_per_switch": 1}})
 UNBALANCED = {"balance": False}
@@ -40,7 +39,7 @@ def intent(bank="A", engine="updown", engine_options=None):
 
 
 def holding(held):
-    return FAKES.FakeFabric(TORUS, held)
+    return FakeFabric(TORUS, held)
 
 
 def test_a_fresh_fabric_and_the_same_intent_get_the_plain_push():
