@@ -40,6 +40,8 @@ CLIENT_KEY = "id_ed25519"
 CLI_KEY = "cli_id_ed25519"
 CLI_SETTINGS = "cli.json"
 CLI_MODULE = "ansible_collections.ethercluster.routing.plugins.module_utils.lab.cli_emulator"
+# network_cli's connect and command timeouts for the emulated CLIs (cli_inventory_vars)
+CLI_TIMEOUT_S = 120
 # network_os of the ansible.netcommon.network_cli inventory of a CLI switch
 CLI_NETWORK_OS = {"dell_os6": "ethercluster.routing.dell_os6", "huawei_vrp": "ethercluster.routing.huawei_vrp"}
 HOST_KEY = "ssh_host_ed25519_key"
@@ -437,6 +439,11 @@ def cli_inventory_vars(layout: dict[str, Any], sw: dict[str, Any]) -> dict[str, 
         "ansible_become": enable,
         **({"ansible_become_method": "ansible.netcommon.enable"} if enable else {}),
         "ansible_host_key_checking": False,
+        # each login starts a Python that imports the collection's parsers (jinja2, netaddr):
+        # ~1 s on an idle machine, 12-20 s measured at load 90 on 2 cores, past network_cli's
+        # 30 s defaults once the first command waits behind it (a deploy failed so)
+        "ansible_connect_timeout": CLI_TIMEOUT_S,
+        "ansible_command_timeout": CLI_TIMEOUT_S,
         "ethercluster_cli_platform": sw["cli"]["platform"],
     }
 
