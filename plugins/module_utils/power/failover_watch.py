@@ -49,6 +49,7 @@ changes nothing.
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -246,6 +247,51 @@ def urgent_steps(transition: Transition, first: Iterable[str]) -> tuple[list[Dat
 
 
 # ------------------------------------------------------------ responder
+class KnownStates:
+    """A driver that remembers the switches' states: each switch is read
+    once (when the responder gets ready), then its state is what was last
+    written to it, so a push costs one round trip (the write), not two. A
+    failed write forgets the switch (read again next time). The responder
+    must be the only writer while it runs (stop it for a re-deploy)."""
+
+    def __init__(self, driver: Any) -> None:
+        self.driver = driver
+        self.states: dict[str, Data] = {}
+        self.lock = threading.Lock()
+
+    def read(self, switch: str) -> Data:
+        """The remembered state, else the switch's (then remembered)."""
+        with self.lock:
+            known = self.states.get(switch)
+        if known is None:
+            known = self.driver.read(switch)
+            with self.lock:
+                self.states[switch] = known
+        return copy.deepcopy(known)
+
+    def write(self, switch: str, changes: Any, desired: Any, current: Data) -> None:
+        """Write, and remember the state written: the pipeline swapped whole, the ports' settings."""
+        try:
+            self.driver.write(switch, changes, desired, current)
+        except Exception:
+            with self.lock:
+                self.states.pop(switch, None)
+            raise
+        state = copy.deepcopy(current)
+        state["flows"] = list(desired["flows"])
+        for port, value in desired["ports"].items():
+            if port in state.get("ports", {}):
+                state["ports"][port]["admin"] = value["admin"]
+                if value.get("speed_mbps") is not None:
+                    state["ports"][port]["speed_mbps"] = value["speed_mbps"]
+        with self.lock:
+            self.states[switch] = state
+
+    def carrier(self, switch: str, port: str) -> str:
+        """As the driver (never remembered)."""
+        return str(self.driver.carrier(switch, port))
+
+
 class Responder:
     """Detection and failover against live switches (module doc).
 
@@ -259,7 +305,7 @@ class Responder:
                  sleep: Callable[[float], Any] = time.sleep) -> None:
         self.topology = topology
         self.options = options
-        self.driver = driver
+        self.driver = KnownStates(driver)
         self.document = document
         self.log_to = log
         self.check_mode = check_mode

@@ -82,8 +82,10 @@ def test_a_cut_link_runs_its_preplanned_failover_and_the_return_restores_the_bas
     made.observe(carriers(RING))
     assert made.handle() == [] and fake.writes == []          # nothing changed, nothing done
     made.observe(carriers(RING, cut=[link.name]))
+    reads = len(fake.reads)
     done = made.handle()
     assert [entry["event"] for entry in done] == ["recovered"]
+    assert len(fake.reads) == reads          # the states read at ready are remembered: a push only writes
     assert done[0]["how"] == "pre-planned" and done[0]["proof"]["acyclic"] and not done[0]["proof"]["drain"]
     assert done[0]["detected"] < done[0]["at"]
     made.settle()
