@@ -212,7 +212,8 @@ def redeploy(topology: Topology, driver: Any, intent: Data, hints: Iterable[Any]
         held, planner = _interrupted(topology, driver, options, wanted, down, wait_s, allow_drain, state)
     outcome = failover_run.execute(topology, driver, planner, check_mode=check_mode, log=log,
                                    max_parallel=max_parallel)
-    assert planner.last is not None   # execute planned at least once
+    if planner.last is None:    # execute plans before it runs or returns
+        raise RedeployError("internal: the executor returned without planning")
     return _outcome("moved", "re-deploy %s -> %s: %s" % (_describe(held), _describe(wanted), outcome["reason"]),
                     **{key: value for key, value in outcome.items() if key != "reason"},
                     held=_describe(held), held_bank=planner.last.banks[0], intent=planner.last.after)
