@@ -1,0 +1,203 @@
+#!/usr/bin/env python
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The resident failover responder in the lab (docs/failover.md, "The
+resident responder"; root): a ring of four emulated switches (or --torus:
+4x4) on lab h3a, deployed, failover_plan.yml, failover_watch.yml started in
+the background; UDP probes between every host pair every --interval-ms;
+a link's veth cut in its switch's namespace, later set up again; then, with
+--switch, every veth of one switch. Prints, per event, the time from the cut
+to the responder's detection, to the end of its urgent pushes, and each
+cut pair's recovery measured from the probes (the send time of its last
+lost datagram after the cut), with the datagrams lost.
+Usage: benchmarks/failover_watch_lab.py [--torus] [--switch] [--interval-ms 10]"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / ".build"))
+sys.path.insert(0, str(ROOT / "tests" / "integration" / "lab"))
+
+from lab_helpers import ansible_env, build_lab, netns_exec  # noqa: E402
+
+from ansible_collections.ethercluster.routing.plugins.module_utils.lab import probes, runner  # noqa: E402
+
+LAB = "h3a"
+STATE_ROOT = "/run/ethercluster-lab"
+
+
+def _play(info, playbook, *args):
+    proc = subprocess.run([str(ROOT / ".venv" / "bin" / "ansible-playbook"), "-i", str(info["topology"]), "-i",
+                           info["inventory"], playbook, *args], cwd=str(ROOT), env=ansible_env(),
+                          capture_output=True, text=True, timeout=900, check=False)
+    if proc.returncode:
+        raise SystemExit("%s failed: %s %s" % (playbook, proc.stdout[-3000:], proc.stderr[-2000:]))
+
+
+def _events(log):
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _recovery(summary, cut, end):
+    """{pair: seconds from the cut to the send time of its last lost datagram before ``end``}."""
+    directory = summary["directory"]
+    results = {}
+    for name in json.load(open("%s/%s" % (directory, probes.RECORD), encoding="utf-8"))["hosts"]:
+        with open("%s/%s.json" % (directory, name), encoding="utf-8") as handle:
+            results[name] = json.load(handle)
+    recovery, lost = {}, 0
+    for source, sender in results.items():
+        for target, receiver in results.items():
+            if source != target:
+                _entry, missing = probes._pair_counts(sender, receiver, source, target, summary["since"])
+                times = [sender["start"] + sender["ticks_ms"][n] / 1000.0 for n in missing]
+                after = [when - cut for when in times if cut - 0.05 <= when <= end]
+                lost += len(after)
+                if after:
+                    recovery["%s->%s" % (source, target)] = round(max(after), 3)
+    return recovery, lost
+
+
+def _cut(info, ends, state):
+    """Set the veths of ``ends`` down or up, one command per switch (a whole switch at once)."""
+    by_switch = {}
+    for end in ends:
+        switch, port = end.split(":")
+        by_switch.setdefault(switch, []).append("ip link set p%s %s" % (port, state))
+    for switch, commands in by_switch.items():
+        netns_exec(info["layout"]["switches"][switch]["netns"], "sh", "-c", "; ".join(commands))
+
+
+def run(args):
+    directory = Path("/tmp/h3a-watch")
+    directory.mkdir(exist_ok=True)
+    topology = directory / "fabric.yml"
+    dims = "[4, 4]" if args.torus else "[4]"
+    topology.write_text("plugin: ethercluster.routing.topology\nname: %s\n"
+                        "generate: {kind: torus, dims: %s, hosts_per_switch: 1}\n" % (LAB, dims))
+    settings = ["-e", "routing=%s" % ("segment" if args.torus else "updown"), "-e", "assignment=renamed"]
+    if args.reuse and os.path.exists("%s/%s/inventory.yml" % (STATE_ROOT, LAB)):
+        info = {"inventory": "%s/%s/inventory.yml" % (STATE_ROOT, LAB), "topology": topology,
+                "layout": runner.read_record(STATE_ROOT, LAB)["layout"]}
+    else:
+        info = dict(build_lab(LAB, topology, "198.18.24.0/26", "10.83.0.0/16"), topology=topology)
+    log, stop = directory / "watch.jsonl", directory / "watch.stop"
+    for path in (log, stop):
+        if path.exists():
+            path.unlink()
+    watcher = None
+    try:
+        if not args.reuse:
+            _play(info, "playbooks/deploy_routing.yml", "-e", "out=%s" % directory, "-e", "verify=false", *settings)
+            _play(info, "playbooks/failover_plan.yml", "-e", "intent=%s" % directory)
+        link = args.link or ("sw5:4" if args.torus else "sw2:3")
+        watcher = subprocess.Popen(
+            [str(ROOT / ".venv" / "bin" / "ansible-playbook"), "-i", str(topology), "-i", info["inventory"],
+             "playbooks/failover_watch.yml", "-e", "intent=%s" % directory, "-e", "failover_watch_log=%s" % log,
+             "-e", "failover_watch_stop_file=%s" % stop, "-e", json.dumps({"failover_watch_preplan": [link]})],
+            cwd=str(ROOT), env=ansible_env(), stdout=open(directory / "watch.out", "w", encoding="utf-8"),
+            stderr=subprocess.STDOUT, text=True)
+        ready = _wait_for_after(log, 0, ("ready",))
+        probes.start(info["layout"], interval=args.interval_ms / 1000.0)
+        time.sleep(3.0)
+        rows = []
+        rows.append(_one(info, log, [link], "link %s" % link, 1))
+        if args.switch:
+            switch = "sw1"
+            ends = ["%s:%s" % (switch, port) for port in _switch_ports(info, switch)]
+            rows.append(_one(info, log, ends, "switch %s" % switch, 0))
+        stop.write_text("stop\n")
+        watcher.wait(timeout=120)
+        time.sleep(1.0)
+        summary = probes.stop(info["layout"])
+        table = []
+        for row in rows:
+            recovery, lost = _recovery(summary, row["cut"], row["back"])
+            row["lost_total"] = _recovery(summary, row["cut"], row["back"] + 600)[1]
+            row.update(recovery=recovery, lost=lost, worst=max(recovery.values(), default=0.0))
+            table.append(row)
+        print(json.dumps({"ready": ready, "rows": table}, indent=1, default=str))
+    finally:
+        if watcher is not None and watcher.poll() is None:
+            stop.write_text("stop\n")
+            try:
+                watcher.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                watcher.kill()
+        if probes.running(info["layout"]):
+            probes.stop(info["layout"])
+        if not args.keep:
+            runner.lab_down(STATE_ROOT, LAB)
+
+
+def _switch_ports(info, switch):
+    from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import load_topology
+    topology = load_topology(str(info["topology"]))
+    return [end.port for link in topology.links for end in (link.a, link.b) if end.switch == switch]
+
+
+def _one(info, log, ends, what, restored):
+    """Cut ``ends``, wait until the responder has handled it (and its
+    background steps), bring them back, wait for the restore."""
+    before = len(_events(log))
+    cut = time.time()
+    _cut(info, ends, "down")
+    handled = _wait_for_after(log, before, ("recovered", "failed", "not_pushed"))
+    if handled["event"] == "recovered":
+        _wait_for_after(log, before, ("settled",))
+    back = time.time()
+    _cut(info, ends, "up")
+    if restored:
+        _wait_for_after(log, before, ("restored", "failed"))
+        _wait_for_after(log, before, ("settled",), count=2)
+    else:
+        _wait_for_after(log, before, ("noted", "restored", "failed"))
+    time.sleep(2.0)
+    entries = _events(log)[before:]
+    detected = [entry for entry in entries if entry["event"] == "detected"]
+    return {"what": what, "cut": cut, "back": back,
+            "detected_after_s": round(detected[0]["at"] - cut, 3) if detected else None,
+            "events": [(entry["event"], round(entry["at"] - cut, 3), entry.get("seconds_from_detection"),
+                        entry.get("steps")) for entry in entries if entry["event"] != "detected"]}
+
+
+def _wait_for_after(log, before, kinds, count=1, timeout=900.0):
+    """The ``count``-th event of ``kinds`` logged after the first ``before`` entries."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        found = [entry for entry in _events(log)[before:] if entry["event"] in kinds]
+        if len(found) >= count:
+            return found[count - 1]
+        time.sleep(0.2)
+    raise SystemExit("no %s event within %g s: %s" % (kinds, timeout, _events(log)[-5:]))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--torus", action="store_true", help="a 4x4 torus (default: a ring of four)")
+    parser.add_argument("--switch", action="store_true", help="also fail a whole switch (sw1)")
+    parser.add_argument("--link", help="the link to cut (an end)")
+    parser.add_argument("--interval-ms", type=float, default=10.0)
+    parser.add_argument("--reuse", action="store_true", help="the lab h3a is up and deployed: reuse it")
+    parser.add_argument("--keep", action="store_true", help="leave the lab up")
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        print("needs root", file=sys.stderr)
+        return 2
+    run(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
