@@ -93,6 +93,11 @@ def _new_port() -> dict[str, Any]:
             "admin": "up", "speed": None, "description": None}
 
 
+def _natural_key(name: str) -> list[Any]:
+    """Sort key of an interface name: digit runs as numbers (Gi1/0/10 after Gi1/0/9)."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
 def _words(line: str) -> list[str]:
     """A command line's words."""
     return line.split()
@@ -274,8 +279,7 @@ class Os6Cli:
         lines = ["", "Port      Description               Vlan  Duplex Speed   Neg  Link  Flow Ctrl",
                  "                                                              State Status",
                  "--------- ------------------------- ----- ------ ------- ---- ----- ---------"]
-        for key in sorted(self.interfaces, key=lambda item: [int(part) if part.isdigit() else part
-                                                            for part in re.split(r"(\d+)", item)]):
+        for key in sorted(self.interfaces, key=_natural_key):
             name = self.interfaces[key]
             port = self.ports.get(name) or _new_port()
             data = seen.get(name, {})
