@@ -17,16 +17,14 @@ from ansible_collections.ethercluster.routing.plugins.plugin_utils.action_base i
 from ansible_collections.ethercluster.routing.plugins.action.failover import ActionModule as FailoverAction
 from ansible_collections.ethercluster.routing.plugins.action.link_transition import PLAN_OPTIONS
 from ansible_collections.ethercluster.routing.plugins.modules.failover_watch import ARGUMENT_SPEC
-
-try:
-    from ansible_collections.ethercluster.routing.plugins.module_utils.power import failover_watch
-    from ansible_collections.ethercluster.routing.plugins.plugin_utils import fabric_access
-except ImportError as exc:
-    IMPORT_ERROR = exc
-else:
-    IMPORT_ERROR = None
+from ansible_collections.ethercluster.routing.plugins.plugin_utils import fabric_access
 
 display = Display()
+try:   # the planning code (networkx, numpy): its absence is reported by the task
+    from ansible_collections.ethercluster.routing.plugins.module_utils.power import failover_watch
+    IMPORT_ERROR = None
+except ImportError as exc:
+    IMPORT_ERROR = exc
 
 
 class ActionModule(CollectionAction):
@@ -77,7 +75,7 @@ class ActionModule(CollectionAction):
 def _reader(driver, hold_s, interval_s):
     """``reader(switch, expected)`` for :func:`failover_watch.watch`: one long poll."""
     def read(switch, expected):
-        return driver.carriers(switch, expected, hold_s, interval_s)
+        return driver.long_poll(switch, expected, hold_s, interval_s)
     return read
 
 

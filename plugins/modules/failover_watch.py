@@ -9,7 +9,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 module: failover_watch
-short_description: Resident failover responder, watches every fabric port's carrier and fails over within a second
+short_description: Resident failover responder, watches every fabric port's carrier and fails over with pre-planned moves
 version_added: 0.3.0
 author:
   - ethercluster.routing developers (@ethercluster)
@@ -32,12 +32,12 @@ description:
   - Every event goes to O(log), one JSON object per line, with wall-clock times and the proof's summary.
   - It stops after O(duration_s), after O(max_events) handled events, or when O(stop_file) exists.
   - Only the C(ovs) platform is run so far.
-extends_documentation_fragment:
-  - ethercluster.routing.controller
-  - ethercluster.routing.controller.deployed_fabric
 attributes:
   check_mode:
     details: Detects and logs what it would do (the steps and their proof); changes nothing.
+extends_documentation_fragment:
+  - ethercluster.routing.controller
+  - ethercluster.routing.controller.deployed_fabric
 options:
   intent_dir:
     description: The directory of the deployed intent, where C(failover.json) is kept (optional).
@@ -79,11 +79,11 @@ options:
   max_parallel:
     description: Bound on the switches written at once by one parallel push (default all).
     type: int
+requirements:
+  - PyYAML, networkx, numpy and scipy on the controller, and what the switches' connection plugin needs (for C(ssh),
+    OpenSSH).
 seealso:
   - module: ethercluster.routing.failover
-requirements:
-  - On the controller PyYAML, networkx, numpy and scipy; for the switches what their connection plugin needs
-    (OpenSSH for C(ssh)).
 """
 
 EXAMPLES = r"""

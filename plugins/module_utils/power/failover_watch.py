@@ -107,8 +107,8 @@ def parse_carriers(text: str) -> dict[str, str]:
 class WatchDriver(OvsDriver):
     """The executor's OVS driver plus the batched carrier read."""
 
-    def carriers(self, switch: str, expected: str = "", hold_s: float = 0.0,
-                 interval_s: float = 0.05) -> tuple[dict[str, str], str]:
+    def long_poll(self, switch: str, expected: str = "", hold_s: float = 0.0,
+                  interval_s: float = 0.05) -> tuple[dict[str, str], str]:
         """``({port: carrier}, condensed answer)`` of ``switch``: one command
         (:func:`carriers_script`, a long poll when ``hold_s``)."""
         text = self._session(switch).run(carriers_script(self.bridge(switch), expected, hold_s, interval_s),
@@ -261,13 +261,8 @@ class KnownStates:
 
     def read(self, switch: str) -> Data:
         """The remembered state, else the switch's (then remembered)."""
-        with self.lock:
-            known = self.states.get(switch)
-        if known is None:
-            known = self.driver.read(switch)
-            with self.lock:
-                self.states[switch] = known
-        return copy.deepcopy(known)
+        known = self.states.get(switch)      # one dict lookup: atomic
+        return copy.deepcopy(known if known is not None else self.states.setdefault(switch, self.driver.read(switch)))
 
     def write(self, switch: str, changes: Any, desired: Any, current: Data) -> None:
         """Write, and remember the state written: the pipeline swapped whole, the ports' settings."""
@@ -303,16 +298,10 @@ class Responder:
                  log: Callable[[Data], Any] | None = None, check_mode: bool = False, wait_s: float = 1.0,
                  max_parallel: int | None = None, wall: Callable[[], float] = time.time,
                  sleep: Callable[[float], Any] = time.sleep) -> None:
-        self.topology = topology
-        self.options = options
+        self.topology, self.options, self.document = topology, options, document
         self.driver = KnownStates(driver)
-        self.document = document
-        self.log_to = log
-        self.check_mode = check_mode
-        self.wait_s = wait_s
-        self.max_parallel = max_parallel
-        self.wall = wall
-        self.sleep = sleep
+        self.log_to, self.wall, self.sleep = log, wall, sleep
+        self.check_mode, self.wait_s, self.max_parallel = check_mode, wait_s, max_parallel
         self.plans: dict[str, tuple[Transition, Any]] = {}   # failure: (move, backup routing)
         self.status: dict[int, str] = {}
         self.dead: set[str] = set()
@@ -386,7 +375,7 @@ class Responder:
         switch that could not be read) into events, queued in order: switch
         failures and returns, then links down and up (a dead switch's own
         links are part of its event)."""
-        found = []
+        found: list[Data] = []
         dead = failed_switches(self.topology, carriers)
         for name in sorted(dead - self.dead, key=self.topology.switch_names().index):
             found.append({"kind": "switch_down", "name": name})
