@@ -1,0 +1,75 @@
+"""deploy_routing.yml onto a live fabric holding another routing (lab h5b, a
+4x4 torus, one host per switch): UDP probes every 10 ms between every host
+pair while the playbook re-deploys up*/down* with balancing to up*/down*
+without it (a move the planner proves order-free).
+
+Proves: the held routing is recognised from the switches alone (no hint:
+another output directory); the move goes through the other VLAN bank with
+no drain and loses no datagram between any host pair (none outside the
+window either, no duplicate); the switches' play then changes nothing; a
+second run changes nothing. (A move with no proof is refused before any
+write: tests/unit/power/test_redeploy_run.py.)"""
+
+import time
+
+import pytest
+from lab_helpers import ansible_playbook, build_lab, tasks_by_name
+
+from ansible_collections.ethercluster.routing.plugins.module_utils.lab import probes, runner
+
+pytestmark = pytest.mark.lab
+
+LAB = "h5b"
+STATE_ROOT = "/run/ethercluster-lab"
+REDEPLOY = "Re-deploy: read every switch, move make-before-break when it holds another routing"
+UPDOWN = ["-e", "routing=updown", "-e", "assignment=renamed"]
+UNBALANCED = UPDOWN + ["-e", '{"engine_options": {"balance": false}}']
+
+
+def deploy(lab, out, *args):
+    proc = ansible_playbook("-i", str(lab["topology"]), "-i", lab["inventory"], "playbooks/deploy_routing.yml",
+                            "-e", "out=%s" % out, *args, timeout=1800)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    return tasks_by_name(proc.stdout)
+
+
+@pytest.fixture(scope="module")
+def lab(lab_machine, tmp_path_factory):
+    directory = tmp_path_factory.mktemp("redeploy")
+    topology = directory / "torus4x4.yml"
+    topology.write_text("plugin: ethercluster.routing.topology\nname: %s\n"
+                        "generate: {kind: torus, dims: [4, 4], hosts_per_switch: 1}\n" % LAB)
+    info = dict(build_lab(LAB, topology, "198.18.33.0/24", "10.85.0.0/16"), dir=directory, topology=topology)
+    fresh = deploy(info, directory / "first", "-e", "verify=false", *UPDOWN)[REDEPLOY]["localhost"]
+    assert fresh["mode"] == "push" and "fresh" in fresh["reason"]
+    yield info
+    if probes.running(info["layout"]):
+        probes.stop(info["layout"])
+    runner.lab_down(STATE_ROOT, LAB)
+
+
+def test_a_redeploy_to_another_updown_loses_nothing_and_a_second_run_changes_nothing(lab):
+    out = lab["dir"] / "second"     # no intent.json of the first deploy there: the switches alone say what they hold
+    windows = []
+    probes.start(lab["layout"])
+    try:
+        time.sleep(2.0)
+        tasks = deploy(lab, out, "-e", "verify=false", *UNBALANCED)    # the probes check every pair
+        moved = tasks[REDEPLOY]["localhost"]
+        windows.append({"name": "redeploy", "start": moved["start"], "end": moved["end"]})
+        time.sleep(1.0)
+    finally:
+        summary = probes.stop(lab["layout"], windows=windows)
+    assert moved["mode"] == "moved" and moved["changed"] and moved["held"] == "updown (renamed)"
+    assert moved["bank_after"] == "B" and not moved["proof"]["drain"] and moved["proof"]["order_free"]
+    window = summary["windows"][0]
+    print("re-deploy updown -> updown (balance false): %d steps in %.2f s (window %.2f s); %d datagrams sent in "
+          "all, %d lost in the window, %d outside; duplicates %d" % (
+              len(moved["steps"]), moved["seconds"], window["end"] - window["start"], summary["totals"]["sent"],
+              window["lost"], summary["outside"], summary["totals"]["duplicates"]))
+    assert summary["totals"]["sent"] > 0 and window["lost"] == 0
+    assert summary["outside"] == 0 and summary["totals"]["duplicates"] == 0
+    pushed = [hosts for name, hosts in tasks.items() if name.startswith("Push the intent")]
+    assert pushed and not any(result.get("changed") for hosts in pushed for result in hosts.values())
+    again = deploy(lab, out, "-e", "verify=false", *UNBALANCED)[REDEPLOY]["localhost"]
+    assert again["mode"] == "held" and not again["changed"]
