@@ -13,7 +13,6 @@ the long-poll loop stops on its count."""
 from __future__ import annotations
 
 import importlib.util
-import itertools
 import time
 from pathlib import Path
 
