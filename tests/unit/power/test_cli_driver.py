@@ -22,7 +22,7 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topolo
 from ansible_collections.ethercluster.routing.plugins.module_utils.intent.build import plan
 from ansible_collections.ethercluster.routing.plugins.module_utils.lab.os6_cli import Os6Cli
 from ansible_collections.ethercluster.routing.plugins.module_utils.lab.vrp_cli import VrpCli
-from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import cli_state, ovs
+from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import cli_state
 from ansible_collections.ethercluster.routing.plugins.module_utils.power import transition_run as tr
 from ansible_collections.ethercluster.routing.plugins.module_utils.power.cli_driver import CliDriver, CliDriverError, SwitchDrivers
 from ansible_collections.ethercluster.routing.plugins.module_utils.power.fabric_state import fabric_state
