@@ -87,7 +87,7 @@ seealso:
 """
 
 EXAMPLES = r"""
-- name: Watch the fabric for an hour (run it as a service: docs/failover.md)
+- name: Watch the fabric for an hour (as a service, see docs/failover.md)
   ethercluster.routing.failover_watch:
     topology: inventories/default/topology.yml
     intent_dir: intended

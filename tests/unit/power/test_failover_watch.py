@@ -60,7 +60,8 @@ def carriers(topology, cut=(), dead=()):
     return result
 
 
-def responder(topology=RING, options=OPTIONS, check_mode=False, preplan=None):
+def responder(topology=RING, options=None, check_mode=False, preplan=None):
+    options = options or OPTIONS
     fake = FAKES.FakeFabric(topology, plan(topology, bank="A", **options).intent)
     events = []
     made = fw.Responder(topology, options, fake, log=events.append, check_mode=check_mode, wall=Clock())
