@@ -36,7 +36,6 @@ file says what was deployed). Then, in this order:
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -48,9 +47,9 @@ from . import failover_run
 from .fabric_state import fabric_state, mixed_bank_message
 from .redeploy import _describe, _settings, plan_redeploy
 from .transition_phases import Transition
-from .transition_planner import _other, _Router, _working_topology
+from .transition_planner import _Router, _working_topology
 from .transition_proof import TransitionError
-from .transition_run import TransitionRunError, differing, read_states
+from .transition_run import TransitionRunError, differing, read_states  # pylint: disable=unused-import  # the action catches redeploy_run.TransitionRunError
 
 Data = dict[str, Any]
 DRAIN_VARIABLE = "switch_deploy_allow_drain"
