@@ -11,8 +11,8 @@ needed lines and saved (save, answered y)."""
 import json
 
 import pytest
-from lab_helpers import FIXTURES, ansible_playbook, cli_session, lab_with_output, tasks_by_name
-from test_os6_cli_lab import pipeline, running_config, summary
+from lab_helpers import FIXTURES, cli_session, lab_with_output
+from test_os6_cli_lab import deploy_topology, pipeline, running_config, second_run_changes_nothing, summary
 
 from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import huawei_vrp, ovs
 
@@ -25,15 +25,14 @@ OVS_TASK = "Push the intent (read what the switch holds, compare, write the diff
 SAVE_TASK = "Save the running configuration (save_config=true)"
 
 
-def deploy(lab, *args):
-    proc = ansible_playbook("-i", str(TOPOLOGY), "-i", lab["inventory"], "-f", "8",
-                            "playbooks/deploy_routing.yml", "-e", "out=%s" % lab["out"], *args)
-    return proc.returncode, tasks_by_name(proc.stdout), proc.stdout + proc.stderr
-
-
 @pytest.fixture(scope="module")
 def lab(lab_machine, tmp_path_factory):
     yield from lab_with_output(LAB, TOPOLOGY, "198.18.20.0/26", "10.82.1.0/24", tmp_path_factory.mktemp("deploy_vrp"))
+
+
+def deploy(lab, *args):
+    """deploy_routing.yml on the mixed ring (the OS6 test's runner, this topology)."""
+    return deploy_topology(TOPOLOGY, lab, *args)
 
 
 def test_1_check_mode_shows_the_vrp_lines_and_touches_nothing(lab):
@@ -58,10 +57,7 @@ def test_2_the_push_reaches_the_vrp_data_plane_and_frames_cross_the_mixed_fabric
 
 
 def test_3_a_second_run_changes_nothing(lab):
-    rc, tasks, output = deploy(lab, "-e", "verify=false")
-    assert rc == 0, output[-3000:]
-    assert not any(result["changed"] for result in tasks[CLI_TASK].values())
-    assert "switches: 0 changed, 3 unchanged" in summary(tasks)[1]
+    second_run_changes_nothing(deploy, lab)
 
 
 def test_4_a_change_made_in_the_vrp_cli_is_undone_with_exactly_the_needed_lines_and_saved(lab):
