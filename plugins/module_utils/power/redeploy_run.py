@@ -28,6 +28,10 @@ file says what was deployed). Then, in this order:
   off, run the remaining steps, read back). A fabric stopped midway (both
   banks held) is recognised the same way, by the candidates' transitions
   (:func:`.transition_run.resume_index`);
+* **drift**: the held routing is none of the candidates and fewer than
+  half of the switches differ from the intent, the others holding it
+  exactly -> the plain push puts it back on those (a hand change, as a
+  deploy always undid); another routing differs on most switches;
 * when no proven move exists (only a drain, or the held routing is none of
   the candidates) nothing is touched and the error names both routings and
   the pair or cycle found, unless a drain is allowed (``allow_drain``:
@@ -199,6 +203,11 @@ def redeploy(topology: Topology, driver: Any, intent: Data, hints: Iterable[Any]
     options = candidates(wanted, hints)
     if state["bank"] is not None:
         held = identify(topology, states, options, state["bank"], down)
+        drifted = differing(states, intent["switches"])
+        if held is None and len(drifted) * 2 < len(names):
+            return _outcome("push", "switch(es) %s differ from the intent the other %d switches hold (changed by "
+                            "hand?): the plain push puts the intent back on them" % (
+                                ", ".join(drifted), len(names) - len(drifted)))
         if held is None:
             return _lossy(allow_drain, "the switches hold a routing in bank %s that is none of %s" % (
                 state["bank"], "; ".join(_describe(option) for option in options)))

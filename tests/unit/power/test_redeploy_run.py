@@ -52,6 +52,15 @@ def test_a_fresh_fabric_and_the_same_intent_get_the_plain_push():
     assert same["mode"] == "push" and "already" in same["reason"]
 
 
+def test_a_switch_changed_by_hand_gets_the_plain_push_back_to_the_intent():
+    fake = holding(intent())
+    fake.states["sw5"]["flows"] = fake.states["sw5"]["flows"][:-1]  # one flow removed by hand
+    drift = redeploy_run.redeploy(TORUS, fake, intent())
+    assert drift["mode"] == "push" and "sw5 differ" in drift["reason"] and fake.writes == []
+    other = holding(intent(engine_options=UNBALANCED))  # another routing differs on most switches
+    assert len(differing(read_states(other, TORUS.switch_names()), intent()["switches"])) * 2 >= 16
+
+
 def test_another_routing_is_recognised_and_moved_through_the_other_bank():
     fake = holding(intent())
     wanted = intent(engine_options=UNBALANCED)
