@@ -75,6 +75,14 @@ class ActionModule(CollectionAction):
                                             log=log, max_parallel=args["max_parallel"], wait_s=args["wait_s"])
         except redeploy_run.TransitionRunError as exc:
             return self.failed(result, "re-deploy: %s" % exc, steps=exc.steps)
+        except redeploy_run.UnreachedSwitch as exc:
+            # the same words as switch_deploy's reach check: every switch is read before any write
+            host = task_vars.get("hostvars", {}).get(exc.switch, {})
+            return self.failed(result, "nothing pushed to any switch: switch %s (%s, platform %s) cannot be reached: %s. "
+                               "Every switch is read before the first push; fix the connection (address, key, user, "
+                               "host key) and run the same command again" % (
+                                   exc.switch, host.get("ansible_host", exc.switch),
+                                   topology.switches[exc.switch].platform, exc))
         finally:
             driver.close()
         result.update(outcome)

@@ -53,7 +53,8 @@ from .redeploy import _describe, _settings, plan_redeploy
 from .transition_phases import Transition
 from .transition_planner import _Router, _working_topology
 from .transition_proof import TransitionError
-from .transition_run import TransitionRunError, differing, read_states  # pylint: disable=unused-import  # the action catches redeploy_run.TransitionRunError
+# TransitionRunError: the action catches redeploy_run.TransitionRunError
+from .transition_run import TransitionRunError, _pool, differing  # pylint: disable=unused-import
 
 Data = dict[str, Any]
 DRAIN_VARIABLE = "switch_deploy_allow_drain"
@@ -61,6 +62,26 @@ DRAIN_VARIABLE = "switch_deploy_allow_drain"
 
 class RedeployError(EtherclusterError):
     """A re-deploy refused or failed; says whether any switch was touched."""
+
+
+class UnreachedSwitch(RedeployError):
+    """A switch could not be read before the re-deploy: nothing was pushed.
+    ``switch`` names it, the message is the connection's."""
+
+    def __init__(self, switch: str, message: str) -> None:
+        super().__init__(message)
+        self.switch = switch
+
+
+def read_every_switch(driver: Any, names: list[str]) -> Data:
+    """``{switch: parsed state}``, read in parallel; a switch that cannot
+    be read raises :class:`UnreachedSwitch` naming it (before any write)."""
+    def read(name: str) -> Data:
+        try:
+            return driver.read(name)
+        except EtherclusterError as exc:
+            raise UnreachedSwitch(name, str(exc)) from None
+    return dict(zip(names, _pool(read, names)))
 
 
 def settings_of(intent: Data) -> Data:
@@ -175,7 +196,7 @@ def redeploy(topology: Topology, driver: Any, intent: Data, hints: Iterable[Any]
     proven move exists and ``allow_drain`` is False, TransitionRunError when
     a step fails (it names what is done; the same run resumes)."""
     names = topology.switch_names()
-    states = read_states(driver, names)
+    states = read_every_switch(driver, names)
     state = fabric_state(topology, states)
     empty = [name for name in names if not state["switches"][name]["flows"]]
     if len(empty) == len(names):

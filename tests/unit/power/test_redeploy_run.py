@@ -133,3 +133,18 @@ def test_candidates_put_hints_first_and_leave_out_the_wanted_routing():
     assert all(entry["engine_options"] != wanted["engine_options"] for entry in found)
     with pytest.raises(RedeployError):
         redeploy_run.candidates(wanted, ["updown"])
+
+
+def test_a_switch_that_cannot_be_read_is_named_before_any_write():
+    fake = holding(intent())
+    read = fake.read
+
+    def unreachable(switch):
+        if switch == "sw7":
+            raise RedeployError("Unable to connect to port 22 on 198.51.100.8")
+        return read(switch)
+
+    fake.read = unreachable
+    with pytest.raises(redeploy_run.UnreachedSwitch) as caught:
+        redeploy_run.redeploy(TORUS, fake, intent(engine_options=UNBALANCED))
+    assert caught.value.switch == "sw7" and "port 22" in str(caught.value) and fake.writes == []
