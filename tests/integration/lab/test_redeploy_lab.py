@@ -28,7 +28,7 @@ UNBALANCED = UPDOWN + ["-e", '{"engine_options": {"balance": false}}']
 
 def deploy(lab, out, *args):
     proc = ansible_playbook("-i", str(lab["topology"]), "-i", lab["inventory"], "playbooks/deploy_routing.yml",
-                            "-e", "out=%s" % out, *args, timeout=1800)
+                            "-e", "out=%s" % out, "-e", "make_before_break=true", *args, timeout=1800)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     return tasks_by_name(proc.stdout)
 
