@@ -18,9 +18,10 @@ description:
   - O(state=started) forks one agent per host of the lab (M(ethercluster.routing.lab)), in the host's network
     namespace; every agent sends one UDP datagram with a sequence number to every other host every O(interval_ms)
     and receives theirs, in the background, until stopped. The hosts' neighbour (ARP) entries are made permanent
-    while the probes run. Datagrams sent during the first O(warmup_s) are not counted (the emulator's datapath
-    caches the flows of each new pair).
-  - O(state=stopped) stops the agents (each keeps receiving for a moment for the datagrams in flight), and returns
+    while the probes run. The task returns once every agent's socket is bound and O(warmup_s) has passed; datagrams
+    sent before that are not counted (the emulator's datapath caches the flows of each new pair).
+  - O(state=stopped) stops every agent's sending first, waits O(drain_s) for the datagrams in flight, then stops the
+    receivers (none closes while another agent still sends to it), and returns
     per host pair sent, received, lost, duplicates and reordered datagrams, a timeline of the losses (time buckets)
     and, for each of O(windows) (the wall-clock start and end of a transition), the datagrams lost in it.
   - Records and the summary are written under the lab's directory (C(probes/)).
@@ -48,11 +49,12 @@ options:
     type: list
     elements: str
   warmup_s:
-    description: Seconds after the start whose losses are not counted; the task returns after them.
+    description: Seconds, after every agent's socket is bound, whose losses are not counted; the task returns after
+      them.
     type: float
     default: 1.0
   drain_s:
-    description: Seconds each agent keeps receiving after it stops sending.
+    description: Seconds every agent keeps receiving after the last one stopped sending.
     type: float
     default: 0.5
   windows:

@@ -14,9 +14,14 @@ later one. The neighbours (ARP) of every host are set permanent while the
 probes run, so no ARP exchange competes with the probes or gets lost in a
 transition and delays them; :func:`stop` removes them again.
 
-:func:`stop` signals the agents: each stops sending, keeps receiving for
-``drain_s`` (frames in flight), writes its record (``<host>.json`` under
-the probe directory) and exits. :func:`summarise` (pure, tested) turns the
+:func:`start` returns once every agent has bound its socket (a barrier,
+not a guess: on a busy machine an agent can take seconds to get there, and
+datagrams sent to a host whose socket is not bound yet are lost), plus the
+warm-up. :func:`stop` works in two phases for the same reason: every agent
+first stops sending (SIGTERM) and says so; once all have, the frames in
+flight get ``drain_s``; only then does every agent stop receiving
+(SIGUSR1), write its record (``<host>.json`` under the probe directory) and
+exit. A receiver never closes while another agent still sends to it. :func:`summarise` (pure, tested) turns the
 records into per-pair sent/received/lost/duplicates/reordered, a timeline
 of losses in time buckets and, given the transitions' wall-clock windows,
 the losses of each transition (a lost datagram belongs to the window its
@@ -47,6 +52,8 @@ PAD_TO = 64  # bytes of UDP payload
 RECORD = "probes.json"
 RECEIVE_BUFFER = 4 << 20
 NICENESS = 10
+READY, QUIET = ".ready", ".quiet"  # markers: the agent's socket is bound; it has stopped sending
+LINGER_S = 120.0  # an agent told to stop sending exits this long after at the latest (no SIGUSR1)
 
 
 class ProbeError(EtherclusterError):
@@ -73,13 +80,17 @@ class _Agent:
     highest: dict[int, int] = field(default_factory=dict)
     foreign: int = 0
     skipped: int = 0  # ticks not sent because the agent woke too late for them
+    finishing: bool = False
+    directory: str | None = None  # where the READY and QUIET markers go (None: none written)
 
     def __post_init__(self) -> None:
         self.names = sorted(self.hosts)
         self.index = self.names.index(self.me)
 
     def run(self) -> dict[str, Any]:
-        """Probe until stopped (SIGTERM), then drain; return the record."""
+        """Probe until told to stop sending (SIGTERM), receive until told to
+        finish (SIGUSR1; without a controller's ``directory``, ``drain_s``
+        after SIGTERM); return the record."""
         host = self.hosts[self.me]
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         try:
@@ -94,6 +105,8 @@ class _Agent:
         selector = selectors.DefaultSelector()
         selector.register(sock, selectors.EVENT_READ)
         signal.signal(signal.SIGTERM, self._stop)
+        signal.signal(signal.SIGUSR1, self._finish)
+        self._mark(READY)
         started_wall = time.time()
         started = time.monotonic()
         next_tick = started
@@ -102,8 +115,12 @@ class _Agent:
         while True:
             now = time.monotonic()
             if self.stopping and stop_at is None:
-                stop_at = now + self.drain_s
-            if stop_at is not None and now >= stop_at:
+                # quiet now; receive until told to finish (every other agent
+                # quiet and drained), or drain_s without a controller
+                stop_at = now + (LINGER_S if self.directory else self.drain_s)
+                self._mark(QUIET)
+            if self.finishing or (stop_at is not None and now >= stop_at):
+                self._receive(sock)  # what is queued already
                 break
             if stop_at is None and now >= next_tick:
                 wall = time.time()
@@ -118,6 +135,8 @@ class _Agent:
                 next_tick, skipped = next_tick_after(next_tick, now, self.interval)
                 self.skipped += skipped
             wake = (stop_at if stop_at is not None else next_tick) - time.monotonic()
+            if stop_at is not None:
+                wake = min(wake, 0.05)  # a retried select(2) would not see SIGUSR1 before its timeout
             for _key, _events in selector.select(max(0.0, wake)):
                 self._receive(sock)
         selector.close()
@@ -134,6 +153,15 @@ class _Agent:
 
     def _stop(self, _signum, _frame):
         self.stopping = True
+
+    def _finish(self, _signum, _frame):
+        self.stopping = self.finishing = True
+
+    def _mark(self, suffix: str) -> None:
+        """Tell the controller this agent's state (an empty file)."""
+        if self.directory:
+            with open(os.path.join(self.directory, self.me + suffix), "w", encoding="utf-8"):
+                pass
 
     def _receive(self, sock):
         while True:
@@ -223,12 +251,19 @@ def _agent_main(me, hosts, run_id, interval, port, drain_s, directory):
     # starved switch would make the transition itself slow
     os.nice(NICENESS)
     try:
-        record = _Agent(me, hosts, run_id, interval, port, drain_s).run()
-    except Exception as exc:  # pylint: disable=broad-except  # reported through the record
-        record = {"host": me, "error": "%s: %s" % (type(exc).__name__, exc)}
+        probe_and_record(_Agent(me, hosts, run_id, interval, port, drain_s, directory=directory))
     finally:
         _neighbours(hosts, me, add=False)
-    path = os.path.join(directory, "%s.json" % me)
+
+
+def probe_and_record(agent: _Agent) -> None:
+    """Run ``agent`` (already in its host's namespace) and write its record,
+    or the error that stopped it, as ``<host>.json`` in its directory."""
+    try:
+        record = agent.run()
+    except Exception as exc:  # pylint: disable=broad-except  # reported through the record
+        record = {"host": agent.me, "error": "%s: %s" % (type(exc).__name__, exc)}
+    path = os.path.join(agent.directory or ".", "%s.json" % agent.me)
     with open(path + ".tmp", "w", encoding="utf-8") as handle:
         json.dump(record, handle)
     os.rename(path + ".tmp", path)
@@ -308,10 +343,13 @@ def running(layout: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def start(layout: dict[str, Any], interval: float = 0.01, port: int = PROBE_PORT, drain_s: float = 0.5,
-          hosts: Iterable[str] | None = None, warmup_s: float = 1.0) -> dict[str, Any]:
-    """Start one agent per host of the lab ``layout`` (or of ``hosts``).
-    Returns the record (``pids``, ``run_id``, ``started``...). Refuses when
-    probes already run in this lab."""
+          hosts: Iterable[str] | None = None, warmup_s: float = 1.0,
+          ready_timeout_s: float = 60.0) -> dict[str, Any]:
+    """Start one agent per host of the lab ``layout`` (or of ``hosts``) and
+    return once every agent's socket is bound (at most ``ready_timeout_s``)
+    and ``warmup_s`` has passed: the record (``pids``, ``run_id``,
+    ``started``, ``measured_from``...). Refuses when probes already run in
+    this lab, or when an agent does not get ready (it stops the others)."""
     if running(layout):
         raise ProbeError("lab %s: probes already run (stop them first)" % layout["lab"])
     names = sorted(hosts or layout["hosts"])
@@ -327,7 +365,7 @@ def start(layout: dict[str, Any], interval: float = 0.01, port: int = PROBE_PORT
     directory = probe_directory(layout)
     os.makedirs(directory, mode=0o700, exist_ok=True)
     for name in os.listdir(directory):
-        if name.endswith(".json"):
+        if name.endswith((".json", READY, QUIET)):
             os.unlink(os.path.join(directory, name))
     run_id = int.from_bytes(os.urandom(4), "big")
     pids = {}
@@ -337,14 +375,46 @@ def start(layout: dict[str, Any], interval: float = 0.01, port: int = PROBE_PORT
     started = time.time()
     record = {"state": "running", "lab": layout["lab"], "run_id": run_id, "pids": pids,
               "hosts": names, "interval": float(interval), "port": int(port),
-              "started": round(started, 3), "drain_s": float(drain_s),
-              "measured_from": round(started + float(warmup_s), 3)}
+              "started": round(started, 3), "drain_s": float(drain_s)}
     with open(os.path.join(directory, RECORD), "w", encoding="utf-8") as handle:
         json.dump(record, handle)
-    # warm-up: the agents bind and set their neighbours, the datapath caches
-    # the flows of every pair; losses before measured_from are not counted
+    late = wait_for_markers(directory, pids, READY, ready_timeout_s)
+    if late:
+        for pid in pids.values():
+            _signal(pid, signal.SIGUSR1)  # finish at once (or die: no handler yet)
+        record["state"] = "stopped"
+        with open(os.path.join(directory, RECORD), "w", encoding="utf-8") as handle:
+            json.dump(record, handle)
+        raise ProbeError("lab %s: probe agent(s) of %s not bound after %.0f s (or exited)"
+                         % (layout["lab"], ", ".join(late), ready_timeout_s))
+    # warm-up: every socket is bound now; the datapath caches the flows of
+    # every pair on their first frames; losses before measured_from are not counted
     time.sleep(float(warmup_s))
+    record["measured_from"] = round(time.time(), 3)
+    with open(os.path.join(directory, RECORD), "w", encoding="utf-8") as handle:
+        json.dump(record, handle)
     return record
+
+
+def wait_for_markers(directory: str, pids: dict[str, int], suffix: str, timeout_s: float) -> list[str]:
+    """Wait until every agent of ``pids`` has left its ``suffix`` marker in
+    ``directory`` (or exited); return the hosts whose agent did neither
+    within ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    waiting = sorted(pids)
+    while True:
+        waiting = [name for name in waiting if not os.path.exists(os.path.join(directory, name + suffix))
+                   and _alive(pids[name])]
+        if not waiting or time.monotonic() >= deadline:
+            return waiting
+        time.sleep(0.02)
+
+
+def _signal(pid: int, signum: int) -> None:
+    try:
+        os.kill(pid, signum)
+    except ProcessLookupError:
+        pass
 
 
 def stop(layout: dict[str, Any], windows: Iterable[dict[str, Any]] | None = None, bucket_s: float = 0.1,
@@ -357,11 +427,13 @@ def stop(layout: dict[str, Any], windows: Iterable[dict[str, Any]] | None = None
         return None
     stopped_at = time.time()
     for pid in record["pids"].values():
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-    deadline = time.monotonic() + timeout + record.get("drain_s", 0.5)
+        _signal(pid, signal.SIGTERM)
+    # every agent quiet first, then the drain, then the receivers close
+    wait_for_markers(directory, record["pids"], QUIET, timeout)
+    time.sleep(record.get("drain_s", 0.5))
+    for pid in record["pids"].values():
+        _signal(pid, signal.SIGUSR1)
+    deadline = time.monotonic() + timeout
     results, missing = {}, list(record["hosts"])
     while missing and time.monotonic() < deadline:
         for name in list(missing):

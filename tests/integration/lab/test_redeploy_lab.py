@@ -67,8 +67,11 @@ def test_a_redeploy_to_another_updown_loses_nothing_and_a_second_run_changes_not
           "all, %d lost in the window, %d outside; duplicates %d" % (
               len(moved["steps"]), moved["seconds"], window["end"] - window["start"], summary["totals"]["sent"],
               window["lost"], summary["outside"], summary["totals"]["duplicates"]))
-    assert summary["totals"]["sent"] > 0 and window["lost"] == 0
-    assert summary["outside"] == 0 and summary["totals"]["duplicates"] == 0
+    where = "lossy pairs %s; losses by send time (s after the first agent's start) %s; window %.1f-%.1f s" % (
+        summary["lossy_pairs"], summary["timeline"][:40], window["start"] - summary["start"],
+        window["end"] - summary["start"])
+    assert summary["totals"]["sent"] > 0 and window["lost"] == 0, where
+    assert summary["outside"] == 0 and summary["totals"]["duplicates"] == 0, where
     pushed = [hosts for name, hosts in tasks.items() if name.startswith("Push the intent")]
     assert pushed and not any(result.get("changed") for hosts in pushed for result in hosts.values())
     again = deploy(lab, out, "-e", "verify=false", *UNBALANCED)[REDEPLOY]["localhost"]

@@ -4,6 +4,9 @@ the summary of hand-made agent records: per pair sent/received/lost, the
 loss timeline, the attribution of losses to transition windows, the
 warm-up cut and send errors."""
 
+import os
+import time
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -109,3 +112,41 @@ def test_a_late_agent_sends_one_tick_and_never_a_burst_of_the_ticks_it_missed():
     assert following == pytest.approx(11.02) and skipped == 50
     # exactly one interval late: that one tick is skipped
     assert probes.next_tick_after(10.0, 10.02, 0.02) == (pytest.approx(10.04), 1)
+
+
+def late_agent_main(late_s):
+    """An agent body on loopback (no namespace): host c binds ``late_s`` late."""
+    def main(me, hosts, run_id, interval, port, drain_s, directory):
+        if me == "c":
+            time.sleep(late_s)
+        probes.probe_and_record(probes._Agent(me, hosts, run_id, interval, port, drain_s,
+                                              directory=directory))
+    return main
+
+
+def test_start_waits_for_every_socket_and_stop_lets_no_receiver_close_early(tmp_path, monkeypatch):
+    # c binds its socket 1.5 s after the others (a starved agent on a busy
+    # machine): with a fixed 0.1 s warm-up, the 150 datagrams a and b sent
+    # to it meanwhile were counted as lost (the redeploy lab test's 442)
+    monkeypatch.setattr(probes, "_agent_main", late_agent_main(1.5))
+    hosts = {name: dict(HOSTS[name], address="127.0.0.%d" % n) for n, name in enumerate("abc", 11)}
+    layout = {"lab": "pw-barrier", "dir": str(tmp_path), "hosts": hosts}
+    started = time.monotonic()
+    record = probes.start(layout, port=47999, warmup_s=0.1)
+    assert time.monotonic() - started >= 1.5  # waited for c
+    assert record["measured_from"] >= record["started"] + 1.5
+    time.sleep(0.5)
+    summary = probes.stop(layout)
+    assert summary["totals"]["sent"] >= 3 * 2 * 40 and summary["totals"]["lost"] == 0
+    assert sorted(name for name in os.listdir(probes.probe_directory(layout)) if name.endswith(probes.QUIET)) \
+        == ["a.quiet", "b.quiet", "c.quiet"]
+    assert not probes.running(layout)
+
+
+def test_start_names_an_agent_that_never_gets_ready(tmp_path, monkeypatch):
+    monkeypatch.setattr(probes, "_agent_main", late_agent_main(30))
+    hosts = {name: dict(HOSTS[name], address="127.0.0.%d" % n) for n, name in enumerate("abc", 21)}
+    layout = {"lab": "pw-late", "dir": str(tmp_path), "hosts": hosts}
+    with pytest.raises(probes.ProbeError, match=r"lab pw-late: probe agent\(s\) of c not bound after 1 s"):
+        probes.start(layout, port=47998, ready_timeout_s=1.0)
+    assert not probes.running(layout)
