@@ -91,15 +91,7 @@ class _Agent:
         """Probe until told to stop sending (SIGTERM), receive until told to
         finish (SIGUSR1; without a controller's ``directory``, ``drain_s``
         after SIGTERM); return the record."""
-        host = self.hosts[self.me]
-        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        try:
-            sock.setsockopt(socket.SOL_SOCKET, getattr(socket, "SO_RCVBUFFORCE", 33),
-                            RECEIVE_BUFFER)
-        except OSError:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
-        sock.bind((host["address"], self.port))
-        sock.setblocking(False)
+        sock = self._bound_socket()
         peers = [(self.names.index(name), (self.hosts[name]["address"], self.port))
                  for name in self.names if name != self.me]
         selector = selectors.DefaultSelector()
@@ -150,6 +142,18 @@ class _Agent:
                 "duplicates": {self.names[s]: n for s, n in self.duplicates.items() if n},
                 "reordered": {self.names[s]: n for s, n in self.reordered.items() if n},
                 "foreign": self.foreign, "skipped_ticks": self.skipped}
+
+    def _bound_socket(self) -> socket.socket:
+        """The agent's UDP socket: a large receive buffer, bound, non-blocking."""
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, getattr(socket, "SO_RCVBUFFORCE", 33),
+                            RECEIVE_BUFFER)
+        except OSError:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
+        sock.bind((self.hosts[self.me]["address"], self.port))
+        sock.setblocking(False)
+        return sock
 
     def _stop(self, _signum, _frame):
         self.stopping = True

@@ -5,6 +5,7 @@ loss timeline, the attribution of losses to transition windows, the
 warm-up cut and send errors."""
 
 import os
+import signal
 import time
 
 import pytest
@@ -124,13 +125,28 @@ def late_agent_main(late_s):
     return main
 
 
-def test_start_waits_for_every_socket_and_stop_lets_no_receiver_close_early(tmp_path, monkeypatch):
+@pytest.fixture
+def loopback_lab(tmp_path):
+    """A probe lab of hosts a, b, c on loopback addresses; its agents are
+    stopped whatever the test did."""
+    hosts = {name: dict(HOSTS[name], address="127.0.0.%d" % n) for n, name in enumerate("abc", 11)}
+    layout = {"lab": "pw-loopback", "dir": str(tmp_path), "hosts": hosts}
+    yield layout
+    record = probes.read_record(probes.probe_directory(layout))
+    for pid in (record or {}).get("pids", {}).values():
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+
+
+def test_start_waits_for_every_socket_and_stop_lets_no_receiver_close_early(loopback_lab, monkeypatch):
     # c binds its socket 1.5 s after the others (a starved agent on a busy
     # machine): with a fixed 0.1 s warm-up, the 150 datagrams a and b sent
     # to it meanwhile were counted as lost (the redeploy lab test's 442)
     monkeypatch.setattr(probes, "_agent_main", late_agent_main(1.5))
-    hosts = {name: dict(HOSTS[name], address="127.0.0.%d" % n) for n, name in enumerate("abc", 11)}
-    layout = {"lab": "pw-barrier", "dir": str(tmp_path), "hosts": hosts}
+    layout = loopback_lab
     started = time.monotonic()
     record = probes.start(layout, port=47999, warmup_s=0.1)
     assert time.monotonic() - started >= 1.5  # waited for c
@@ -143,10 +159,9 @@ def test_start_waits_for_every_socket_and_stop_lets_no_receiver_close_early(tmp_
     assert not probes.running(layout)
 
 
-def test_start_names_an_agent_that_never_gets_ready(tmp_path, monkeypatch):
+def test_start_names_an_agent_that_never_gets_ready(loopback_lab, monkeypatch):
     monkeypatch.setattr(probes, "_agent_main", late_agent_main(30))
-    hosts = {name: dict(HOSTS[name], address="127.0.0.%d" % n) for n, name in enumerate("abc", 21)}
-    layout = {"lab": "pw-late", "dir": str(tmp_path), "hosts": hosts}
-    with pytest.raises(probes.ProbeError, match=r"lab pw-late: probe agent\(s\) of c not bound after 1 s"):
+    layout = loopback_lab
+    with pytest.raises(probes.ProbeError, match=r"lab pw-loopback: probe agent\(s\) of c not bound after 1 s"):
         probes.start(layout, port=47998, ready_timeout_s=1.0)
     assert not probes.running(layout)
