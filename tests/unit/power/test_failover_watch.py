@@ -13,6 +13,8 @@ the long-poll loop stops on its count."""
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -215,5 +217,68 @@ def test_the_carrier_script_and_its_answer():
     assert fw.carrier_line(text) == "1(p1):addr:02:00:00:00:00:012(p2):addr:02:00:00:00:00:02state:LINK_DOWN" \
         "3(p3):addr:02:00:00:00:00:03config:PORT_DOWN"
     assert fw.carriers_script("br0").startswith("ovs-ofctl -O ")
-    looped = fw.carriers_script("br0", "x'y", hold_s=2.0, interval_s=0.05)
-    assert "want='xy'" in looped and "-ge 40 ]" in looped and "sleep 0.05" in looped
+
+
+UP = " 1(p1): addr:02:00:00:00:00:01\n     config:     0\n     state:      0\n"
+DOWN = " 1(p1): addr:02:00:00:00:00:01\n     config:     0\n     state:      LINK_DOWN\n"
+FAKE_OFCTL = """#!/bin/sh
+# a switch's ovs-ofctl: dump-ports-desc prints $STATE; monitor (given its
+# --unixctl) creates its control socket, then prints one port-status message
+# when $TRIGGER appears, and stays connected
+case " $* " in
+*" dump-ports-desc "*) cat "$STATE" ;;
+*" monitor "*)
+    [ -n "$NO_MONITOR" ] && exit 1
+    for arg; do case "$arg" in --unixctl=*) : >"${arg#--unixctl=}" ;; esac; done
+    while [ ! -e "$TRIGGER" ]; do sleep 0.01; done
+    echo "OFPT_PORT_STATUS (xid=0x0): MOD: 1(p1): addr:02:00:00:00:00:01"
+    sleep 30 ;;
+esac
+"""
+
+
+@pytest.fixture
+def fake_switch(tmp_path):
+    """A shell with a fake ovs-ofctl on PATH; returns run(script, change_after=None)."""
+    (tmp_path / "bin").mkdir()
+    fake = tmp_path / "bin" / "ovs-ofctl"
+    fake.write_text(FAKE_OFCTL)
+    fake.chmod(0o755)
+    state, trigger = tmp_path / "state", tmp_path / "trigger"
+    state.write_text(UP)
+    env = dict(os.environ, PATH="%s:%s" % (fake.parent, os.environ["PATH"]), STATE=str(state),
+               TRIGGER=str(trigger))
+
+    def run(script, change_after=None, **extra):
+        started = time.monotonic()
+        proc = subprocess.Popen(["sh", "-c", script], stdout=subprocess.PIPE, text=True, env=dict(env, **extra))
+        if change_after is not None:
+            time.sleep(change_after)
+            state.write_text(DOWN)
+            trigger.write_text("")
+        out, _ = proc.communicate(timeout=30)
+        return proc.returncode, out, time.monotonic() - started
+    return run
+
+
+def test_the_long_poll_answers_at_once_when_the_ports_differ_from_the_last_answer(fake_switch):
+    rc, out, _seconds = fake_switch(fw.carriers_script("br0", "something else", hold_s=20.0))
+    assert rc == 0 and fw.parse_carriers(out) == {"1": "up"}
+
+
+def test_the_long_poll_wakes_on_the_port_status_message_not_on_a_timer(fake_switch):
+    script = fw.carriers_script("br0", fw.carrier_line(UP), hold_s=20.0, interval_s=10.0)
+    rc, out, seconds = fake_switch(script, change_after=0.5)
+    # the 10 s read interval and the 20 s hold never came into play: the message woke it
+    assert rc == 0 and fw.parse_carriers(out) == {"1": "down"} and seconds < 8
+
+
+def test_the_long_poll_answers_after_the_hold_when_nothing_changes(fake_switch):
+    rc, out, seconds = fake_switch(fw.carriers_script("br0", fw.carrier_line(UP), hold_s=1.0))
+    assert rc == 0 and fw.parse_carriers(out) == {"1": "up"} and seconds >= 1.0
+
+
+def test_without_a_monitor_the_long_poll_reads_every_interval(fake_switch):
+    script = fw.carriers_script("br0", fw.carrier_line(UP), hold_s=20.0, interval_s=0.05)
+    rc, out, seconds = fake_switch(script, change_after=0.5, NO_MONITOR="1")
+    assert rc == 0 and fw.parse_carriers(out) == {"1": "down"} and seconds < 8
