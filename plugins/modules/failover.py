@@ -19,14 +19,17 @@ description:
     order (segment-based routing, section 2.3; docs/failover.md). It writes C(failover.json) (the compact stored
     form, only the table entries that differ from the base) and C(failover.md) (coverage, per failure the switches
     that change) into O(intent_dir), beside the deployed intent. No switch is reached.
-  - O(action=failed) applies the backup of a failed link (O(link)) to the switches, make-before-break through the
-    other VLAN bank, the switches whose entries change flipped first, with the transitions' proof (the failed link
-    is treated as dead; docs/failover.md). The stored backup is used when it fits the deployed routing, else it is
+  - O(action=failed) applies the backup of a failed link (O(link)) or switch (O(switch)) to the switches,
+    make-before-break through the other VLAN bank, the switches whose entries change flipped first, with the
+    transitions' proof (the failed link is treated as dead; a failed switch is neither read nor written, frames sent
+    to it are lost at the failure, and every surviving pair is proven delivered around it; docs/failover.md). The stored backup is used when it fits the deployed routing, else it is
     computed on the spot. No drain is ever done; when no proven order exists the task fails and says that only a
     halt-and-drain and a fresh plan recover.
-  - O(action=restored) returns from that backup to the base routing once the link is back.
+  - O(action=restored) returns from that backup to the base routing once the link (every link of the switch) is
+    back; a returned switch must hold what it held before it failed (the base routing).
   - The switches are read first; a run that stopped midway is resumed, a second run changes nothing.
-  - Switch failures (O(switch)) are precomputed and reported; pushing their backup is not implemented yet.
+  - A switch failure is pushed only with the renamed assignment (frames travel untagged between switches, so the
+    others do not depend on the VLANs the failed one holds); with the fixed assignment the task fails naming it.
   - Only the C(ovs) platform is run so far.
 extends_documentation_fragment:
   - ethercluster.routing.controller
@@ -44,7 +47,7 @@ options:
     description: The failed link, as C(sw0:25) (either end), its name or its index.
     type: str
   switch:
-    description: The failed switch (precomputed and reported; pushing is not implemented yet).
+    description: The failed switch (all its links).
     type: str
   intent_dir:
     description: The directory of the deployed intent, where C(failover.json) and C(failover.md) are kept.

@@ -37,11 +37,12 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..errors import EtherclusterError
 from ..fabric.topology import Topology
+from ..routing.base import RoutingFunction
 from .fabric_state import switch_state
 from .failover import FORMAT, Failure, FailoverError, backup_from_changes, precompute_failover
 from .redeploy import _Redeploy
@@ -54,7 +55,7 @@ from .transition_planner import (
     _transition,
     _working_topology,
 )
-from .transition_proof import TransitionError, _check_state, _Proof
+from .transition_proof import TransitionError, _check_recovered, _check_state, _Proof
 from .transition_run import TransitionRunError, differing, read_states, resume_index, run_steps
 
 Data = dict[str, Any]
@@ -85,23 +86,52 @@ class _Failover(_Redeploy):
 
 def _base_and_backup(topology: Topology, options: Data, failure: Failure, bank: str,
                      stored: Data | None) -> tuple[Any, Any, Data]:
-    """The base plan (bank ``bank``), the backup routing and its stored entry."""
-    if failure.kind != "link":
-        raise FailoverError("switch failures are detected and their backups precomputed, but pushing "
-                            "one is not implemented yet (the backup's intent has no entries for a "
-                            "missing switch): switch %s" % failure.switch)
+    """The base plan (bank ``bank``), the backup routing and its stored entry.
+
+    A switch failure's backup keeps the base's entries for the frames no
+    surviving pair sends (to the failed switch's hosts, at the failed
+    switch: :func:`.failover._detour_tables`), and is planned with the
+    failed switch's links up, as the base: its frames to those hosts are
+    lost at the failure, and the failed switch itself is never written
+    (:func:`_frozen`)."""
     base = base_plan(topology, options, bank)
     entry = stored
     if entry is None:
         entry = precompute_failover(base.routing, [failure])["failures"][0]
     if not entry.get("covered"):
         raise FailoverError("failure %s has no precomputed backup: %s" % (failure.name, entry.get("reason")))
-    return base, backup_from_changes(base.routing, entry), entry
+    backup = backup_from_changes(base.routing, entry)
+    if failure.kind == "switch":
+        if options.get("assignment", "renamed") != "renamed":
+            raise FailoverError("switch %s: a switch failure is pushed only with the renamed assignment (frames "
+                                "travel untagged, so the switches around the failed one do not depend on the "
+                                "VLANs it holds); this fabric has %s" % (failure.switch, options.get("assignment")))
+        backup = RoutingFunction(backup.topology, backup.engine, backup.next_hop, down=base.routing.down,
+                                 options=backup.options)
+    return base, backup, entry
 
 
 def _kept_up(made: Any, up: dict[str, set[str]]) -> PlanLike:
     """The backup plan with the failed link's ports admin up (not shut: module doc)."""
     return _PlanView(made, _keep_ports_up({name: made.intent["switches"][name] for name in up}, up))
+
+
+def _failed_ports(topology: Topology, failure: Failure) -> dict[str, set[str]]:
+    """``{switch: ports}`` of every failed link's two ends."""
+    result: dict[str, set[str]] = {}
+    for index in failure.links:
+        link = topology.links[index]
+        for end in (link.a, link.b):
+            result.setdefault(end.switch, set()).add(str(end.port))
+    return result
+
+
+def _frozen(made: Any, failure: Failure, held: Any) -> Any:
+    """``made`` with the failed switch holding what it held (``held``'s
+    entry): it cannot be reached, so no step may write it."""
+    if failure.kind != "switch":
+        return made
+    return _PlanView(made, {failure.switch: held.intent["switches"][failure.switch]})
 
 
 def _plan(topology: Topology, options: Data, failure: Failure, bank: str, stored: Data | None,
@@ -110,25 +140,34 @@ def _plan(topology: Topology, options: Data, failure: Failure, bank: str, stored
     started = time.perf_counter()
     work = _working_topology(topology)
     link = topology.links[min(failure.links)]
-    up = {link.a.switch: {link.a.port}, link.b.switch: {link.b.port}}
+    up = _failed_ports(topology, failure)
     if restore:
         base_now, backup, entry = _base_and_backup(topology, options, failure, _other(bank), stored)
         before: Any = _kept_up(_plan_from_routing(work, backup, bank, options), up)
         after: Any = base_now
+        # the returned switch holds what it held when it failed: the base in the base's bank
+        before = _frozen(before, failure, after)
     else:
         before, backup, entry = _base_and_backup(topology, options, failure, bank, stored)
-        after = _kept_up(_plan_from_routing(work, backup, _other(bank), options), up)
+        after = _frozen(_kept_up(_plan_from_routing(work, backup, _other(bank), options), up), failure, before)
     label = "%s %s" % ("restore after" if restore else "failover for", failure.name)
-    proof = _Proof(work, "restore" if restore else "failover", failure.name)
+    absent = [failure.switch] if failure.switch and not restore else []
+    dead = [(switch, port) for switch, ports in up.items() for port in ports] if absent else []
+    proof = _Proof(work, "restore" if restore else "failover", failure.name, absent=absent, dead_ports=dead)
     _check_state(proof, before.intent, "the fabric before the %s" % ("restore" if restore else "failover"))
     router = _Router(options, True, failure.name, topology.down_links())
     router.resolve(work)
+    first = [name for name in entry["switches"] if name not in absent]
     run = _Failover(proof, before.intent, bank, router, SEARCH_BUDGET_PER_SWITCH * len(topology.switches),
-                    wait_s, False, False, first=list(entry["switches"]), failed=link)
+                    wait_s, False, False, first=first, failed=link)
+    run.keep_up = up
     if restore:
-        run.wait_carrier("wait for carrier on %s" % failure.name,
-                         "the base routing may use the link again only once both ends see carrier",
-                         carrier_timeout_s, 0.0, None)
+        for index in sorted(failure.links):
+            ends = topology.links[index]
+            run.ends = {"a": str(ends.a), "b": str(ends.b), "name": ends.name}
+            run.wait_carrier("wait for carrier on %s" % ends.name,
+                             "the base routing may use the link again only once both ends see carrier",
+                             carrier_timeout_s, 0.0, None)
     try:
         done = run.route_phase(work, before, after, label)
     except TransitionError as exc:
@@ -136,9 +175,76 @@ def _plan(topology: Topology, options: Data, failure: Failure, bank: str, stored
                             "and a fresh plan recover; nothing planned" % (label, exc)) from None
     transition = _transition(run, router, "restore" if restore else "failover", before, done, True, None, started)
     transition.link = {"a": "", "b": "", "name": failure.name}
+    if failure.kind == "switch":
+        _leave_out(transition, failure.switch)
     transition.proof["failure"] = {key: entry[key] for key in ("kind", "name", "links", "switch", "switches",
                                                                "pairs_affected", "pairs_disjoint")}
+    if not restore:
+        try:
+            _prove_recovered(work, failure, transition, first, absent)
+        except TransitionError as exc:
+            raise FailoverError("%s: the planned steps leave a surviving pair cut off (%s); nothing planned"
+                                % (label, exc)) from None
     return transition
+
+
+def _leave_out(transition: Transition, switch: str) -> None:
+    """Take ``switch`` (failed, frozen: :func:`_frozen`) out of every push:
+    its entry never changes, so no step needs to reach it. Pushes left
+    empty go."""
+    held = transition.before["switches"][switch]
+    steps = []
+    for step in transition.steps:
+        entries = step.get("switches")
+        if entries and switch in entries:
+            if entries[switch] != held:
+                raise FailoverError("switch %s failed, but step %d (%s) would change it" % (
+                    switch, step["index"], step["name"]))
+            step = dict(step, switches={name: entry for name, entry in entries.items() if name != switch})
+            if not step["switches"]:
+                continue
+        steps.append(step)
+    renumbered = {0: 0}
+    for position, step in enumerate(steps, 1):
+        renumbered[step["index"]] = position
+        step["index"] = position
+    transition.steps = steps
+    transition.states = [dict(state, step=renumbered[state["step"]]) for state in transition.states
+                         if state["step"] in renumbered]
+
+
+def urgent_cut(transition: Transition, first: Iterable[str]) -> int:
+    """How many of ``transition``'s steps make every pair deliver again: the
+    install (and carrier waits) and the flips up to the last one of a
+    switch in ``first`` (the switches whose entries change)."""
+    first = set(first)
+    cut = 0
+    for position, step in enumerate(transition.steps):
+        flips = step["kind"] == "push" and step["name"].startswith("flip ")
+        if flips and set(step.get("switches") or {}) <= first:
+            cut = position + 1
+        elif flips or step["kind"] in ("wait", "drain"):
+            break
+        elif step["kind"] in ("push", "wait_carrier"):
+            cut = position + 1
+    return cut
+
+
+def _prove_recovered(work: Topology, failure: Failure, transition: Transition, first: list[str],
+                     absent: list[str]) -> None:
+    """Every surviving pair is delivered without touching the failure once
+    the urgent steps ran, and at the end (what the windows, which let frames
+    die at the failure, do not show); raises TransitionError."""
+    dead = [(switch, port) for switch, ports in _failed_ports(work, failure).items() for port in ports]
+    proof = _Proof(work, "failover", failure.name, absent=absent, dead_ports=dead)
+    cut = urgent_cut(transition, first)
+    entries = dict(transition.before["switches"])
+    for step in transition.steps[:cut]:
+        entries.update(step.get("switches") or {})
+    urgent = dict(transition.after, switches=entries)
+    _check_recovered(proof, urgent, "after the urgent steps (1-%d) of the failover for %s" % (cut, failure.name))
+    _check_recovered(proof, transition.after, "at the end of the failover for %s" % failure.name)
+    transition.proof["recovered_after_step"] = cut
 
 
 def plan_failover(topology: Topology, options: Data, failure: Failure, current_bank: str = "A",
@@ -196,34 +302,40 @@ def execute(topology: Topology, driver: Any, planner: Callable[[str], Transition
     if failure is not None:
         ends = [topology.links[index] for index in sorted(failure.links)]
         driver = _FailedPortsUp(driver, [(end.switch, end.port) for link in ends for end in (link.a, link.b)])
-    names = topology.switch_names()
+    # a failed switch cannot be read; no step writes it (:func:`_leave_out`)
+    gone = {failure.switch} if failure is not None and failure.kind == "switch" else set()
+    names = [name for name in topology.switch_names() if name not in gone]
     states = read_states(driver, names)
+
+    def alive(entries: Data) -> Data:
+        return {name: entry for name, entry in entries.items() if name not in gone}
     banks = sorted({bank for name in names for bank in switch_state(name, states[name])["pvid_banks"]
                     if bank in ("A", "B")})
-    tried, transition, start = [], None, None
-    for bank in banks or ["A", "B"]:
-        for candidate in (bank, _other(bank)):
-            try:
-                planned = planner(candidate)
-            except EtherclusterError as exc:
-                tried.append("bank %s: %s" % (candidate, exc))
-                continue
-            if not differing(states, planned.after["switches"]):
-                return _result(planned, [], started, "done already: the switches hold the end state", False)
-            index = resume_index(planned.before["switches"], planned.steps, states)
-            if index is not None:
-                transition, start = planned, index
-                break
-            tried.append("bank %s: the switches hold neither its start nor any of its steps" % candidate)
-        if transition is not None:
+    tried, candidates = [], []
+    for candidate in dict.fromkeys([bank for held in banks or ["A", "B"] for bank in (held, _other(held))]):
+        try:
+            planned = planner(candidate)
+        except EtherclusterError as exc:
+            tried.append("bank %s: %s" % (candidate, exc))
+            continue
+        # a fabric already at a plan's end is done, even where it is also another plan's start
+        if not differing(states, alive(planned.after["switches"])):
+            return _result(planned, [], started, "done already: the switches hold the end state", False)
+        candidates.append((candidate, planned))
+    transition, start = None, None
+    for candidate, planned in candidates:
+        start = resume_index(alive(planned.before["switches"]), planned.steps, states)
+        if start is not None:
+            transition = planned
             break
+        tried.append("bank %s: the switches hold neither its start nor any of its steps" % candidate)
     if transition is None or start is None:
         raise TransitionRunError("nothing to resume or start: %s" % "; ".join(tried[:4]))
     reason = "fresh" if start == 0 else "resumed after step %d" % start
     if check_mode:
         return _result(transition, [], started, reason + " (check mode: nothing changed)", True)
     steps = run_steps(transition.steps, driver, start=start, log=log, max_parallel=max_parallel)
-    left = differing(read_states(driver, names), transition.after["switches"])
+    left = differing(read_states(driver, names), alive(transition.after["switches"]))
     if left:
         raise TransitionRunError("every step ran but %s do(es) not hold the planned end state; run again"
                                  % ", ".join(left), steps)

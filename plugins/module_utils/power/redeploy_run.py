@@ -158,10 +158,12 @@ class _Planner:
         self.topology, self.held, self.wanted = topology, held, wanted
         self.down, self.wait_s, self.allow_drain = down, wait_s, allow_drain
         self.last: Transition | None = None
+        self.by_bank: dict[str, Transition] = {}   # the executor may plan both banks before it chooses
 
     def __call__(self, bank: str) -> Transition:
         self.last = plan_redeploy(self.topology, self.held, self.wanted, current_bank=bank, down=self.down,
                                   wait_s=self.wait_s, allow_drain=self.allow_drain)
+        self.by_bank[bank] = self.last
         return self.last
 
 
@@ -241,11 +243,12 @@ def redeploy(topology: Topology, driver: Any, intent: Data, hints: Iterable[Any]
         held, planner = _interrupted(topology, driver, options, wanted, down, wait_s, allow_drain, state)
     outcome = failover_run.execute(topology, driver, planner, check_mode=check_mode, log=log,
                                    max_parallel=max_parallel)
-    if planner.last is None:    # execute plans before it runs or returns
+    chosen = planner.by_bank.get(outcome["banks"][0]) if outcome.get("banks") else None
+    if chosen is None:    # execute plans before it runs or returns
         raise RedeployError("internal: the executor returned without planning")
     return _outcome("moved", "re-deploy %s -> %s: %s" % (_describe(held), _describe(wanted), outcome["reason"]),
                     **{key: value for key, value in outcome.items() if key != "reason"},
-                    held=_describe(held), held_bank=planner.last.banks[0], intent=planner.last.after)
+                    held=_describe(held), held_bank=chosen.banks[0], intent=chosen.after)
 
 
 def _interrupted(topology: Topology, driver: Any, options: list[Data], wanted: Data, down: list[int],

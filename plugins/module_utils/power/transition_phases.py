@@ -327,11 +327,19 @@ def _merge_entry(old: Intent, new: Intent, use_new: bool, extra_old: dict[str, A
     for extra in (extra_old, extra_new):
         if extra:
             static.extend(extra["static"])
+    # the same entry in both banks (an unchanged switch of a failed one) once
+    seen: set[tuple[Any, ...]] = set()
+    static = [item for item in static if not (_static_key(item) in seen or seen.add(_static_key(item)))]
     entry = dict(new if use_new else old)
     entry["vlans"] = sorted(set(old["vlans"]) | set(new["vlans"]))
     entry["ports"] = ports
     entry["static_macs"] = static
     return entry
+
+
+def _static_key(item: dict[str, Any]) -> tuple[Any, ...]:
+    """A static MAC entry as a hashable key."""
+    return tuple(sorted((key, str(value)) for key, value in item.items()))
 
 
 def _with_switches(base: Intent, switches: dict[str, Intent],

@@ -67,6 +67,11 @@ class _Explorer:
         # (switch, vid, dst_host) a unicast walk found no entry for
         self.missing: set[tuple[str, int, str]] = set()
         self.alive: dict[int, Dot1qFabric] = {}
+        # (switch, port) of links that failed: a frame sent there is lost at
+        # the failure, as it is in reality (a failover's walks end there); a
+        # problem only where the pairs must be delivered around the failure
+        self.dead_ports: set[tuple[str, str]] = set()
+        self.dead_strict = False
 
     def forget(self) -> None:
         """Drop the cached decisions (after the fabrics were rebuilt)."""
@@ -163,6 +168,11 @@ class _Explorer:
                                     "entry)" % (src, dst_host, switch, port, vid))
                     continue
             for out in outs:
+                if (switch, out) in self.dead_ports:
+                    if self.dead_strict and dst_host is not None:
+                        problems.append("frames from %s to %s are still sent into the failure at %s:%s"
+                                        % (src, dst_host, switch, out))
+                    continue
                 tag, where = self._egress(fabric, switch, out, vid)
                 if where is None:
                     if dst_host is not None:
@@ -208,11 +218,15 @@ def _find_cycle(successors: dict[Node, set[Node]]) -> list[Node]:
     return []
 
 
-def _representatives(topology: Topology) -> tuple[list[str], list[str]]:
+def _representatives(topology: Topology, absent: Iterable[str] = ()) -> tuple[list[str], list[str]]:
     """(sources, destinations): one host per switch (first by name) as both,
-    plus a second host of every switch that has two (the pair inside it)."""
+    plus a second host of every switch that has two (the pair inside it).
+    Hosts of the ``absent`` switches (failed ones) neither send nor receive."""
+    absent = set(absent)
     by_switch: dict[str, list[str]] = {}
     for name in sorted(topology.hosts):
+        if topology.hosts[name].switch in absent:
+            continue
         by_switch.setdefault(topology.hosts[name].switch, []).append(name)
     dests = [hosts[0] for _sw, hosts in sorted(by_switch.items())]
     sources = list(dests) + [hosts[1] for _sw, hosts in sorted(by_switch.items())
@@ -224,12 +238,14 @@ def _representatives(topology: Topology) -> tuple[list[str], list[str]]:
 class _Proof:
     """Accumulates the window checks and the global dependency graph."""
 
-    def __init__(self, topology: Topology, action: str, link_name: str) -> None:
+    def __init__(self, topology: Topology, action: str, link_name: str, absent: Iterable[str] = (),
+                 dead_ports: Iterable[tuple[str, str]] = ()) -> None:
         self.topology = topology
         self.action = action
         self.link_name = link_name
-        self.sources, self.dests = _representatives(topology)
+        self.sources, self.dests = _representatives(topology, absent)
         self.explorer = _Explorer(topology, self.sources)
+        self.explorer.dead_ports = set(dead_ports)
         self.dependencies = nx.DiGraph()
         self.windows = 0
         self.states = 0
@@ -322,3 +338,17 @@ def _check_choose(proof: _Proof, choose: Choose, what: str) -> None:
     if not proof.acyclic():
         raise TransitionError("%s: the dependency graph has the cycle %s"
                               % (what, proof.cycle_text()), step=what)
+
+
+def _check_recovered(proof: _Proof, intent: Intent, what: str) -> None:
+    """Every pair of ``proof``'s hosts is delivered in the state ``intent``
+    without any frame sent into the failure (its dead ports): what a
+    failover must reach once its urgent pushes are done. Raises TransitionError."""
+    explorer = proof.explorer
+    explorer.dead_strict = True
+    try:
+        problems = proof.window(_fixed_choose(Dot1qFabric(intent)), what)
+    finally:
+        explorer.dead_strict = False
+    if problems:
+        raise TransitionError("; ".join(problems), step=what)

@@ -104,10 +104,88 @@ def test_restore_starts_where_the_failover_ends_and_ends_on_the_base(failed):
     assert back.banks == ["B", "A"] and not back.proof["drain"]
 
 
-def test_switch_failures_are_refused_by_name():
+def _switch_dead(intent, topology, switch):
+    """The intent with every link of ``switch`` down."""
+    for link in topology.links:
+        if switch in (link.a.switch, link.b.switch):
+            intent = _dead(intent, link.name)
+    return intent
+
+
+def _cut_survivors(intent, topology, switch):
+    gone = {name for name, host in topology.hosts.items() if host.switch == switch}
+    return [pair for pair in _cut_pairs(_switch_dead(intent, topology, switch)) if not set(pair) & gone]
+
+
+@pytest.fixture(scope="module")
+def switch_failed():
     topology = torus()
-    with pytest.raises(FailoverError, match="switch sw5"):
-        failover_run.plan_failover(topology, OPTIONS, resolve_failure(topology, switch="sw5"), "A")
+    failure = resolve_failure(topology, switch="sw10")
+    return topology, failure, failover_run.plan_failover(topology, OPTIONS, failure, "A")
+
+
+def test_a_switch_failure_is_pushed_around_the_switch_without_touching_it(switch_failed):
+    topology, failure, transition = switch_failed
+    assert not any("sw10" in (step.get("switches") or {}) for step in transition.steps)
+    assert transition.after["switches"]["sw10"] == transition.before["switches"]["sw10"]
+    by_step = {state["step"]: state["intent"] for state in transition.states}
+    assert _cut_survivors(by_step[0], topology, "sw10")           # pairs crossing sw10 are cut
+    recovered = transition.proof["recovered_after_step"]
+    assert 0 < recovered < len(transition.steps)
+    for index, intent in by_step.items():
+        if index >= recovered:   # from the last urgent step on, every surviving pair delivers around sw10
+            assert _cut_survivors(intent, topology, "sw10") == [], index
+
+
+def test_a_switch_failure_and_its_return_are_deadlock_free_and_end_on_the_base(switch_failed):
+    topology, failure, transition = switch_failed
+    back = failover_run.plan_restore(topology, OPTIONS, failure, "B")
+    assert back.before["switches"] == transition.after["switches"]
+    assert back.after["switches"] == plan(topology, bank="A", **OPTIONS).intent["switches"]
+    assert [step["kind"] for step in back.steps[:4]] == ["wait_carrier"] * 4    # its four links
+    ports = {(ch.src, ch.src_port): ch.id for ch in topology.channels}
+    graph = nx.DiGraph()
+    for state in transition.states + back.states:
+        fabric = Dot1qFabric(_switch_dead(state["intent"], topology, "sw10"))
+        for src, dst in itertools.permutations(sorted(state["intent"]["hosts"]), 2):
+            hops = [ports[(hop["switch"], hop["out_port"])] for hop in fabric.send(src, dst)["path"]
+                    if (hop["switch"], hop["out_port"]) in ports]
+            graph.add_edges_from(zip(hops, hops[1:]))
+    assert nx.is_directed_acyclic_graph(graph)
+
+
+class DeadSwitch(FAKES.FakeFabric):
+    """In-memory switches, one of which cannot be reached."""
+
+    dead = "sw10"
+
+    def read(self, switch):
+        if switch == self.dead:
+            raise FAKES.SwitchConnectionError("%s: unreachable" % switch)
+        return super().read(switch)
+
+
+def test_the_executor_never_reaches_the_failed_switch():
+    topology = torus()
+    failure = resolve_failure(topology, switch="sw10")
+    fake = DeadSwitch(topology, plan(topology, bank="A", **OPTIONS).intent)
+    stored = failover_run.plan_failover(topology, OPTIONS, failure, "A")   # planned once, as the responder does
+
+    def planner(bank):
+        if bank != "A":
+            raise FailoverError("planned from bank A only")
+        return stored
+    done = failover_run.execute(topology, fake, planner, failure=failure)
+    assert done["changed"] and fake.writes and "sw10" not in fake.writes + fake.reads
+    again = failover_run.execute(topology, fake, planner, failure=failure)
+    assert not again["changed"] and "sw10" not in fake.reads
+
+
+def test_a_switch_failure_with_the_fixed_assignment_is_refused_by_name():
+    topology = topology_from_data({"generate": {"kind": "mesh", "dims": [3, 3], "hosts_per_switch": 1}})
+    options = dict(OPTIONS, engine="dor", assignment="fixed")
+    with pytest.raises(FailoverError, match="switch sw5: a switch failure is pushed only with the renamed"):
+        failover_run.plan_failover(topology, options, resolve_failure(topology, switch="sw5"), "A")
 
 
 def test_execute_runs_resumes_and_is_idempotent():
