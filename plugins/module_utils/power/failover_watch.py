@@ -59,7 +59,8 @@ from ..errors import EtherclusterError
 from ..fabric.topology import Topology
 from ..platforms import ovs
 from .failover import Failure, backup_from_changes, precompute_failover, resolve_failure
-from .failover_run import _Failover, _kept_up, base_plan, plan_failover, plan_restore, stored_entry
+from .failover_rounds import in_rounds
+from .failover_run import _Failover, _kept_up, base_plan, plan_failover, plan_restore, stored_entry, urgent_cut
 from .fabric_state import switch_state
 from .transition_phases import Transition
 from .transition_planner import SEARCH_BUDGET_PER_SWITCH, _other, _plan_from_routing, _Router, _transition, \
@@ -68,8 +69,8 @@ from .transition_proof import TransitionError, _check_state, _Proof
 from .transition_run import OvsDriver, TransitionRunError, differing, read_states, run_steps
 
 Data = dict[str, Any]
-PROOF_KEYS = ("acyclic", "order_free", "drain", "kept_turn_order", "states", "walks", "simulated_states",
-              "dependency_edges", "notes")
+PROOF_KEYS = ("acyclic", "order_free", "drain", "kept_turn_order", "rounds", "recovered_after_step", "states",
+              "walks", "simulated_states", "dependency_edges", "notes")
 
 
 # ------------------------------------------------------------ carriers
@@ -256,34 +257,13 @@ def proof_summary(transition: Transition) -> Data:
 
 def urgent_steps(transition: Transition, first: Iterable[str]) -> tuple[list[Data], list[Data]]:
     """``(urgent, tail)``: the steps that make every pair deliver again (the
-    install and the flips of the switches in ``first``) and the rest. When
-    the proof found the phase order-free, the urgent flips become one
-    parallel push (any order, so also all at once, is deadlock-free)."""
-    first = set(first)
-    steps = list(transition.steps)
-    cut = 0
-    for position, step in enumerate(steps):
-        flips = step["kind"] == "push" and step["name"].startswith("flip ")
-        if flips and set(step.get("switches") or {}) <= first:
-            cut = position + 1
-        elif flips or step["kind"] in ("wait", "drain"):
-            break
-        elif step["kind"] == "push" and not step["name"].startswith("flip "):
-            cut = position + 1
-        elif step["kind"] == "wait_carrier":
-            cut = position + 1
-    urgent, tail = steps[:cut], steps[cut:]
-    if transition.proof.get("order_free"):
-        flips = [step for step in urgent if step["kind"] == "push" and step["name"].startswith("flip ")]
-        if len(flips) > 1:
-            merged: Data = {"index": flips[0]["index"], "kind": "push", "parallel": True,
-                            "name": "flip %s at once (order-free)" % ", ".join(
-                                name for step in flips for name in step["switches"]),
-                            "why": "the proof found every flip order deadlock-free", "switches": {}}
-            for step in flips:
-                merged["switches"].update(step["switches"])
-            urgent = [step for step in urgent if step not in flips] + [merged]
-    return urgent, tail
+    install and the flips of the switches in ``first``, or the proven
+    rounds of :mod:`.failover_rounds`) and the rest. Flips are never merged
+    into one push on the strength of the phase being order-free alone: that
+    keeps the dependencies acyclic, not every frame delivered, in the mixes
+    of old and new switches a parallel push makes."""
+    cut = urgent_cut(transition, first)
+    return list(transition.steps[:cut]), list(transition.steps[cut:])
 
 
 # ------------------------------------------------------------ responder
@@ -355,6 +335,8 @@ class Responder:
         self.held: Any = None               # the plan the fabric holds (None: the base)
         self.held_failure: Failure | None = None   # when it is one pre-planned failover
         self.restore_plan: Transition | None = None  # its restore, planned once it settled
+        self.plans_bank = "A"                 # the bank the pre-planned moves start from
+        self.rounds: dict[str, int] = {}      # failure: its urgent push rounds (proven)
 
     def log(self, what: str, /, **fields: Any) -> Data:
         """Record one event ``what`` (wall-clock time ``at``) and pass it to the log."""
@@ -367,9 +349,10 @@ class Responder:
     # -------------------------------------------------------------- ready
     def ready(self, preplan: Iterable[str] | None = None) -> Data:
         """Read every switch, check the fabric holds its base routing, plan
-        the failover of every covered link failure (or of ``preplan``: link
-        names or ends). Raises TransitionRunError when the fabric holds
-        something else."""
+        the failover of every covered link and switch failure (or of
+        ``preplan``: link names or ends, switch names), each with its urgent
+        pushes in proven rounds where they can be (:mod:`.failover_rounds`).
+        Raises TransitionRunError when the fabric holds something else."""
         started = time.perf_counter()
         names = self.topology.switch_names()
         states = read_states(self.driver, names)
@@ -391,22 +374,31 @@ class Responder:
                 self.plans[failure.name] = self._preplan(failure)
             except EtherclusterError as exc:
                 skipped.append("%s: %s" % (failure.name, exc))
+        self.plans_bank = self.bank
         return self.log("ready", bank=self.bank, planned=sorted(self.plans), not_planned=skipped,
-                        seconds=round(time.perf_counter() - started, 3))
+                        rounds=dict(sorted(self.rounds.items())), seconds=round(time.perf_counter() - started, 3))
 
     def _failures(self, preplan: Iterable[str] | None) -> list[Failure]:
-        """The link failures to plan now."""
+        """The link and switch failures to plan now."""
         if preplan is not None:
-            return [resolve_failure(self.topology, link=name) for name in preplan]
-        return [resolve_failure(self.topology, link=link.name) for link in self.topology.links
-                if link.index not in self.topology.down_links()]
+            return [resolve_failure(self.topology, switch=name) if name in self.topology.switches
+                    else resolve_failure(self.topology, link=name) for name in preplan]
+        return ([resolve_failure(self.topology, link=link.name) for link in self.topology.links
+                 if link.index not in self.topology.down_links()]
+                + [resolve_failure(self.topology, switch=name) for name in self.topology.switch_names()])
 
     def _preplan(self, failure: Failure) -> tuple[Transition, Any]:
-        """The proven move base -> backup of ``failure``, and the backup routing."""
+        """The proven move base -> backup of ``failure`` (its urgent pushes in
+        proven rounds when they can be), and the backup routing."""
         entry = stored_entry(self.topology, self.options, self.document, failure)
         if entry is None:
             entry = precompute_failover(self.base.routing, [failure])["failures"][0]
         transition = plan_failover(self.topology, self.options, failure, self.bank, stored=entry, wait_s=self.wait_s)
+        try:
+            transition = in_rounds(self.topology, failure, transition, changing(transition))
+            self.rounds[failure.name] = transition.proof["rounds"]
+        except TransitionError:
+            pass     # the planned one-switch-at-a-time flips stay
         return transition, backup_from_changes(self.base.routing, entry)
 
     # ---------------------------------------------------------- detection
@@ -471,9 +463,13 @@ class Responder:
         if index in self.down:
             return self.log("ignored", name=event["name"], why="the held routing already avoids it")
         failure = Failure("link", event["name"], frozenset({index}))
-        if not self.down and event["name"] in self.plans:
+        if self.held_failure is not None and self.held_failure.kind == "switch":
+            raise TransitionRunError("%s: switch %s is down and its backup holds: a second failure now is not "
+                                     "planned; nothing pushed; only a halt-and-drain (§2.3) and a fresh plan "
+                                     "recover" % (failure.name, self.held_failure.switch))
+        if not self.down and event["name"] in self.plans and self.bank == self.plans_bank:
             (transition, routing), how = self.plans[event["name"]], "pre-planned"
-            first = list(transition.proof["failure"]["switches"])
+            first = changing(transition)
             self.held_failure = failure
         else:
             transition, routing, first, how = self._backup_of_held(failure)
@@ -519,21 +515,38 @@ class Responder:
 
     def _switch(self, event: Data) -> Data:
         """A switch failed (every fabric port without carrier, or unreachable):
-        logged with its precomputed backup, not pushed; or it came back."""
+        its pre-planned failover (the switch itself is never written), else
+        logged with its precomputed backup; or it came back: the restore."""
+        held = self.held_failure
         if event["kind"] == "switch_up":
-            return self.log("noted", name=event["name"], kind=event["kind"], detected=event["at"],
-                            why="the switch is back; nothing was pushed for its failure, so nothing is restored")
+            if held is None or held.switch != event["name"]:
+                return self.log("noted", name=event["name"], kind=event["kind"], detected=event["at"],
+                                why="the switch is back; nothing was pushed for its failure, so nothing is restored")
+            transition = self.restore_plan or plan_restore(self.topology, self.options, held, self.bank,
+                                                           stored=stored_entry(self.topology, self.options,
+                                                                               self.document, held),
+                                                           wait_s=self.wait_s)
+            self.held_failure, self.restore_plan = None, None
+            return self._run(event, transition, self.topology.switch_names(), "restore", set(), None)
         failure = resolve_failure(self.topology, switch=event["name"])
+        if not self.down and event["name"] in self.plans and self.bank == self.plans_bank:
+            transition, routing = self.plans[event["name"]]
+            self.held_failure = failure
+            return self._run(event, transition, changing(transition), "pre-planned", set(failure.links), routing)
+        if self.down:
+            raise TransitionRunError("switch %s failed while the fabric holds a backup (%s down): a second failure "
+                                     "is not planned for a switch; nothing pushed; only a halt-and-drain (§2.3) and "
+                                     "a fresh plan recover" % (event["name"], ", ".join(
+                                         self.topology.links[index].name for index in sorted(self.down))))
         entry = stored_entry(self.topology, self.options, self.document, failure)
         if entry is None:
             entry = precompute_failover(self.base.routing, [failure])["failures"][0]
         backup = {key: entry[key] for key in ("covered", "reason", "switches", "pairs_affected", "pairs_disjoint",
                                               "pairs_lost")} if entry else {}
         return self.log("not_pushed", name=event["name"], kind=event["kind"], detected=event["at"], backup=backup,
-                        why="a switch failure is detected and its backup precomputed and verified (every surviving "
-                            "pair delivered, base and backup dependencies acyclic), but the transition planner "
-                            "plans only fabrics whose switches all stay connected: nothing pushed; its links "
-                            "are lost until it returns")
+                        why="no proven failover was planned for this switch (%s): nothing pushed; the pairs "
+                            "crossing it are cut until it returns" % (backup.get("reason") or "see ready's "
+                                                                        "not_planned"))
 
     # ------------------------------------------------------------ running
     def _run(self, event: Data, transition: Transition, first: list[str], how: str, down: set[int],
@@ -640,3 +653,9 @@ def watch(responder: Responder, reader: Reader, stop: Callable[[int], bool], ret
         stopped.set()
         responder.settle()
     return handled
+
+
+def changing(transition: Transition) -> list[str]:
+    """The switches whose entries a failover changes (a failed switch is not one of them)."""
+    failure = transition.proof["failure"]
+    return [name for name in failure["switches"] if name != failure.get("switch")]

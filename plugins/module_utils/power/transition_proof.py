@@ -72,6 +72,10 @@ class _Explorer:
         # problem only where the pairs must be delivered around the failure
         self.dead_ports: set[tuple[str, str]] = set()
         self.dead_strict = False
+        # a switch that changes during a window handles each frame wholly with
+        # one of its states (an atomic write, e.g. an OpenFlow bundle): the
+        # walk graph's nodes then carry which state classified the frame
+        self.atomic = False
 
     def forget(self) -> None:
         """Drop the cached decisions (after the fabrics were rebuilt)."""
@@ -131,20 +135,20 @@ class _Explorer:
         cycle = _find_cycle(successors)
         if cycle:
             what = "a broadcast storms" if dst_host is None else "frames to %s loop" % dst_host
-            problems.append("%s: %s" % (what, " -> ".join("%s:%s/%s" % node for node in cycle)))
+            problems.append("%s: %s" % (what, " -> ".join("%s:%s/%s" % node[:3] for node in cycle)))
         return sum(1 for node in successors if node[0] != "host"), problems
 
     def _arrive(self, choose: Choose, parent: Node, switch: str, port: str, tag: int | None,
                 successors: dict[Node, set[Node]], pending: deque[Node], problems: list[str],
                 src: str, dst_host: str | None) -> None:
-        for fabric in choose(switch):
+        for which, fabric in enumerate(choose(switch)):
             vid, reason = self._classify(fabric, switch, port, tag)
             if vid is None:
                 if dst_host is not None:
                     problems.append("frames from %s to %s are dropped: %s" % (src, dst_host,
                                                                               reason))
                 continue
-            node = (switch, port, vid)
+            node = (switch, port, vid, which) if self.atomic else (switch, port, vid)
             successors[parent].add(node)
             if node not in successors:
                 successors[node] = set()
@@ -153,9 +157,10 @@ class _Explorer:
     def _expand(self, choose: Choose, node: Node, mac: str, successors: dict[Node, set[Node]],
                 pending: deque[Node], problems: list[str], src: str, dst_host: str | None,
                 dependencies: set[Edge] | None) -> None:
-        switch, port, vid = node
+        switch, port, vid = node[:3]
         c_in = self.in_channel.get((switch, port))
-        for fabric in choose(switch):
+        fabrics = choose(switch)
+        for fabric in (fabrics[node[3]],) if self.atomic else fabrics:
             outs, how, reason = self._decide(fabric, switch, port, vid, mac)
             if dst_host is not None:
                 if reason:
@@ -317,9 +322,16 @@ def _pair_choose(first: Dot1qFabric, second: Dot1qFabric) -> Choose:
     return choose
 
 
-def _check_window(proof: _Proof, first: Intent, second: Intent, what: str) -> None:
-    """Window check between two full intents (any switches may differ)."""
-    _check_choose(proof, _pair_choose(Dot1qFabric(first), Dot1qFabric(second)), what)
+def _check_window(proof: _Proof, first: Intent, second: Intent, what: str, atomic: bool = False) -> None:
+    """Window check between two full intents (any switches may differ).
+    ``atomic``: each switch's change is one atomic write (an OpenFlow
+    bundle), so it handles every frame wholly with its old or its new
+    state; otherwise each lookup of a frame may use either."""
+    proof.explorer.atomic = atomic
+    try:
+        _check_choose(proof, _pair_choose(Dot1qFabric(first), Dot1qFabric(second)), what)
+    finally:
+        proof.explorer.atomic = False
 
 
 def _check_state(proof: _Proof, intent: Intent, what: str) -> None:

@@ -77,7 +77,7 @@ def holds(fake, intent):
 
 def test_a_cut_link_runs_its_preplanned_failover_and_the_return_restores_the_base():
     made, fake, events = responder()
-    assert events[0]["event"] == "ready" and len(events[0]["planned"]) + len(events[0]["not_planned"]) == 4
+    assert events[0]["event"] == "ready" and len(events[0]["planned"]) + len(events[0]["not_planned"]) == 4 + 4
     assert events[0]["not_planned"] and "halt-and-drain" in events[0]["not_planned"][0]
     link = RING.links[1]
     transition, _routing = made.plans[link.name]
@@ -100,17 +100,16 @@ def test_a_cut_link_runs_its_preplanned_failover_and_the_return_restores_the_bas
     assert holds(fake, plan(RING, bank="A", **OPTIONS).intent) and made.bank == "A" and not made.down
 
 
-def test_urgent_steps_install_and_flip_the_changing_switches_at_once():
+def test_urgent_steps_are_the_proven_rounds_then_the_rest():
     made, _fake, _events = responder()
     transition, _routing = made.plans[RING.links[2].name]
-    first = transition.proof["failure"]["switches"]
-    urgent, tail = fw.urgent_steps(transition, first)
-    assert urgent[0]["name"].startswith("install") and urgent[0]["parallel"]
-    assert set(urgent[-1]["switches"]) == set(first) and transition.proof["order_free"]
-    assert len(urgent) == 2 and tail[-1]["name"].startswith("remove")
-    assert urgent + tail != transition.steps      # the flips were merged
-    assert {name for step in tail if step["name"].startswith("flip") for name in step["switches"]} \
-        == set(RING.switch_names()) - set(first)
+    urgent, tail = fw.urgent_steps(transition, fw.changing(transition))
+    assert urgent[0]["name"].startswith("round 1: install bank B") and all(step.get("round") for step in urgent)
+    assert len(urgent) == transition.proof["rounds"] and urgent + tail == transition.steps
+    assert tail[-1]["name"].startswith("remove") and not any(step.get("round") for step in tail)
+    changed = {name for step in urgent for name in step["switches"] if step["switches"][name]["ports"] !=
+               transition.steps[0]["switches"].get(name, {}).get("ports")}
+    assert set(fw.changing(transition)) <= {name for step in urgent for name in step["switches"]}, changed
 
 
 def test_check_mode_logs_what_it_would_do_and_writes_nothing():
@@ -121,15 +120,34 @@ def test_check_mode_logs_what_it_would_do_and_writes_nothing():
     assert fake.writes == [] and made.bank == "A"
 
 
-def test_a_switch_failure_is_detected_logged_and_not_pushed():
+def test_a_switch_failure_is_pushed_without_touching_the_switch_and_its_return_restores_the_base():
+    torus = topology_from_data({"generate": {"kind": "torus", "dims": [3, 3], "hosts_per_switch": 1}})
+    made, fake, events = responder(torus, preplan=["sw4"])
+    made.observe(carriers(torus, dead=["sw4"]))
+    done = made.handle()
+    made.settle()
+    assert [(entry["event"], entry["name"]) for entry in done] == [("recovered", "sw4")], done
+    assert done[0]["proof"]["acyclic"] and done[0]["proof"]["recovered_after_step"] >= 1
+    assert fake.writes and "sw4" not in fake.writes
+    made.observe(dict(carriers(torus, dead=["sw4"]), sw4=None))     # its session died: still the same failure
+    assert made.handle() == []
+    made.observe(carriers(torus, cut=[torus.links[0].name], dead=["sw4"]))    # a second failure meanwhile
+    refused = made.handle()
+    assert [entry["event"] for entry in refused] == ["failed"] and "halt-and-drain" in refused[0]["error"]
+    made.observe(carriers(torus))
+    back = made.handle()
+    made.settle()
+    # the switch's return restores the base; the refused link's return changes nothing
+    assert [entry["event"] for entry in back] == ["restored", "ignored"] and back[0]["kind"] == "switch_up", back
+    assert holds(fake, plan(torus, bank="A", **OPTIONS).intent) and not made.down and made.held_failure is None
+
+
+def test_a_switch_failure_without_a_plan_is_logged_and_not_pushed():
     made, fake, events = responder(preplan=[])
     made.observe(carriers(RING, dead=["sw2"]))
     done = made.handle()
     assert [(entry["event"], entry["name"]) for entry in done] == [("not_pushed", "sw2")]
-    assert done[0]["backup"]["pairs_affected"] >= 0 and "nothing pushed" in done[0]["why"]
-    assert fake.writes == []
-    made.observe(dict(carriers(RING), sw2=None))          # its session died: still the same failure
-    assert made.handle() == []
+    assert "nothing pushed" in done[0]["why"] and fake.writes == []
     made.observe(carriers(RING))
     assert [(entry["event"], entry["kind"]) for entry in made.handle()] == [("noted", "switch_up")]
 

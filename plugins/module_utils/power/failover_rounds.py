@@ -1,0 +1,156 @@
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A failover's urgent pushes in as few proven rounds as possible
+(issue 15; docs/failover.md, "Push rounds").
+
+A planned failover (:func:`.failover_run.plan_failover`) installs the
+backup in the other VLAN bank on every switch, then flips the switches
+whose entries change one at a time, each flip proven by a window of the
+802.1Q simulation. Every round trip costs time while pairs are cut off, so
+the responder wants the flips of many switches in one parallel push. That
+the phase is *order-free* (old and new dependencies together acyclic:
+deadlock-free in any order) does not make a parallel push safe: with the
+renamed assignment a frame that crosses flipped and unflipped switches in
+a mix the proven order never produced can meet a row with no entry for
+its destination (it floods) or go round in a broadcast loop -- found on
+the 4x4 torus with segment routing for 40 of 40 planned failovers when
+every changing switch was flipped at once.
+
+So the rounds are proven, not assumed: a round is one parallel push, and
+its window -- every switch it writes may handle any frame with its old or
+its new entry, each frame wholly with one of them (an Open vSwitch write is
+one OpenFlow bundle, atomic) -- is simulated exhaustively like every other
+window. :func:`in_rounds` builds them greedily: the first round installs
+the backup bank on every switch and, in the same write, flips as many
+changing switches as the window allows (the install is then not a round
+of its own); each next round flips as many of the rest as its window
+allows, trying them in the proven order. The steps after the last flip of
+a changing switch (the other flips, the drain wait, the old bank's
+removal) follow unchanged. Everything is proven anew on the states the
+rounds pass through, with one dependency graph that must stay acyclic, and
+every surviving pair must be delivered around the failure after the last
+round. When the greedy rounds get stuck (no switch can flip alone from the
+state they reached), the planned one-switch-at-a-time flips are kept.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from ..fabric.topology import Topology
+from .failover import Failure
+from .failover_run import _failed_ports, _prove_recovered, urgent_cut
+from .transition_phases import Transition
+from .transition_planner import _working_topology
+from .transition_proof import TransitionError, _check_state, _check_window, _Proof
+
+Data = dict[str, Any]
+Entries = dict[str, Data]
+
+
+def _proof(topology: Topology, failure: Failure) -> _Proof:
+    """A proof for ``failure``'s states: a failed switch's hosts neither send
+    nor receive, and frames sent into its links are lost there."""
+    absent = [failure.switch] if failure.kind == "switch" else []
+    dead = [(switch, port) for switch, ports in _failed_ports(topology, failure).items() for port in ports]
+    return _Proof(_working_topology(topology), "failover", failure.name, absent=absent,
+                  dead_ports=dead if absent else ())
+
+
+def _passes(topology: Topology, failure: Failure, before: Data, entries: Entries, so_far: _Proof) -> bool:
+    """Whether the round writing ``entries`` from ``before`` passes its window
+    with the dependencies of the rounds before it (``so_far``, left as it is)."""
+    scratch = _proof(topology, failure)
+    scratch.dependencies = so_far.dependencies.copy()
+    try:
+        _check_window(scratch, before, dict(before, switches=dict(before["switches"], **entries)), "round",
+                      atomic=True)
+    except TransitionError:
+        return False
+    return True
+
+
+def _greedy(topology: Topology, failure: Failure, before: Data, install: Entries, flips: Entries,
+            order: list[str]) -> list[Entries] | None:
+    """The rounds' entries (module doc), or None when stuck."""
+    rounds: list[Entries] = []
+    so_far = _proof(topology, failure)
+    current, left = before, list(order)
+    base: Entries = dict(install)
+    while left:
+        chosen: Entries = dict(base)
+        for switch in list(left):
+            trial = dict(chosen, **{switch: flips[switch]})
+            if _passes(topology, failure, current, trial, so_far):
+                chosen = trial
+                left.remove(switch)
+        if chosen == base and base == {}:
+            return None
+        following = dict(current, switches=dict(current["switches"], **chosen))
+        _check_window(so_far, current, following, "round %d" % (len(rounds) + 1), atomic=True)
+        rounds.append(chosen)
+        current, base = following, {}
+    return rounds
+
+
+def in_rounds(topology: Topology, failure: Failure, transition: Transition, first: Iterable[str]) -> Transition:
+    """``transition`` (a failover planned by :mod:`.failover_run`) with its
+    urgent part as proven parallel rounds (module doc); ``first``: the
+    switches whose entries change. Raises TransitionError when the new
+    steps fail their proof (the caller keeps ``transition``)."""
+    started = time.perf_counter()
+    first = list(first)
+    steps = transition.steps
+    if not steps or steps[0]["kind"] != "push" or not steps[0]["name"].startswith("install "):
+        raise TransitionError("%s: the planned failover does not start with an install step" % failure.name)
+    cut = urgent_cut(transition, first)
+    flips: Entries = {}
+    for step in steps[1:cut]:
+        flips.update(step.get("switches") or {})
+    rounds = _greedy(topology, failure, transition.before, steps[0]["switches"], flips, list(flips))
+    if rounds is None:
+        raise TransitionError("%s: no round can be proven from a state the greedy rounds reached" % failure.name)
+    bank = transition.banks[-1]
+    new_steps: list[Data] = []
+    for position, entries in enumerate(rounds, 1):
+        flipped = [name for name in entries if name in flips]
+        new_steps.append({"index": position, "kind": "push", "parallel": True, "switches": entries, "round": position,
+                          "name": "round %d: %sflip %s to bank %s" % (
+                              position, "install bank %s, " % bank if position == 1 else "", ", ".join(flipped), bank),
+                          "why": "one parallel push whose window (any of its switches old or new, each frame "
+                                 "handled wholly by one of its states) was simulated"})
+    new_steps += [dict(step, index=position) for position, step in enumerate(steps[cut:], len(rounds) + 1)]
+    return _proven(topology, failure, transition, new_steps, len(rounds), first, started)
+
+
+def _proven(topology: Topology, failure: Failure, transition: Transition, steps: list[Data], rounds: int,
+            first: list[str], started: float) -> Transition:
+    """The transition with ``steps``, every window proven on one dependency graph."""
+    proof = _proof(topology, failure)
+    links_at = {state["step"]: state["intent"]["links"] for state in transition.states}
+    shift = len(transition.steps) - len(steps)
+    current = transition.before
+    _check_state(proof, current, "the fabric before the failover for %s" % failure.name)
+    states = [{"step": 0, "intent": current}]
+    for step in steps:
+        if step["kind"] not in ("push", "drain") or not step.get("switches"):
+            continue
+        original = step["index"] + shift if step["index"] > rounds else 1     # a round: the install's state
+        links = links_at.get(original, current["links"])
+        following = dict(current, switches=dict(current["switches"], **step["switches"]), links=links)
+        _check_window(proof, current, following, "step %d (%s)" % (step["index"], step["name"]),
+                      atomic=step["index"] <= rounds)
+        states.append({"step": step["index"], "intent": following})
+        current = following
+    if current["switches"] != transition.after["switches"] or not proof.acyclic():
+        raise TransitionError("%s: the rounds do not end where the failover does, deadlock-free" % failure.name)
+    made = Transition(transition.action, dict(transition.link), steps, transition.before, transition.after,
+                      dict(transition.proof), states, list(transition.banks))
+    made.proof.update(windows=proof.windows, states=len(states), walks=proof.walks, simulated_states=proof.nodes,
+                      dependency_edges=proof.dependencies.number_of_edges(), acyclic=True, rounds=rounds,
+                      seconds=round(time.perf_counter() - started + transition.proof.get("seconds", 0), 3))
+    _prove_recovered(_working_topology(topology), failure, made, first, [failure.switch] if failure.switch else [])
+    return made

@@ -1,0 +1,88 @@
+# -*- coding: utf-8 -*-
+# Copyright: ethercluster.routing contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A failover's urgent pushes as proven parallel rounds
+(power/failover_rounds.py), checked apart from the proof with the 802.1Q
+simulator on fixed mixes of old and new switches: flipping every changing
+switch at once (what an order-free phase was once trusted with) floods
+frames in some mixes; within each proven round, every mix of its switches
+floods nothing, loops nothing and storms nothing, and once the rounds are
+done every surviving pair is delivered around the failure."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
+from ansible_collections.ethercluster.routing.plugins.module_utils.power import failover_rounds, failover_run
+from ansible_collections.ethercluster.routing.plugins.module_utils.power.failover import resolve_failure
+from ansible_collections.ethercluster.routing.plugins.module_utils.power.failover_watch import changing
+from ansible_collections.ethercluster.routing.plugins.module_utils.verify.dot1q import Dot1qFabric
+
+OPTIONS = {"engine": "segment", "assignment": "renamed", "engine_options": None}
+TORUS = topology_from_data({"generate": {"kind": "torus", "dims": [4, 4], "hosts_per_switch": 1}})
+
+
+def _dead(intent, failure):
+    names = {TORUS.links[index].name for index in failure.links}
+    return dict(intent, links=[dict(item, state="down") if "%s--%s" % (item["a"], item["b"]) in names else item
+                               for item in intent["links"]])
+
+
+def _bad_pairs(intent, failure, lost_ok=True):
+    """Pairs whose frame floods, loops, arrives twice or (unless ``lost_ok``)
+    does not arrive, in the fixed state ``intent`` with the failure real."""
+    fabric = Dot1qFabric(_dead(intent, failure))
+    gone = {name for name, host in TORUS.hosts.items() if failure.switch == host.switch}
+    bad = []
+    for src, dst in itertools.permutations(sorted(set(TORUS.hosts) - gone), 2):
+        trace = fabric.send(src, dst)
+        copies = trace["delivered"].get(dst, {}).get("copies")
+        if trace["flooded"] or trace["storm"] or copies not in (None, 1) or (not lost_ok and copies != 1):
+            bad.append((src, dst))
+    return bad
+
+
+@pytest.fixture(scope="module")
+def planned():
+    failure = resolve_failure(TORUS, link="sw5:4")
+    transition = failover_run.plan_failover(TORUS, OPTIONS, failure, "A")
+    return failure, transition, failover_rounds.in_rounds(TORUS, failure, transition, changing(transition))
+
+
+def _mix(base, flips, chosen):
+    return dict(base, switches=dict(base["switches"], **{name: flips[name] for name in chosen}))
+
+
+def test_flipping_every_changing_switch_at_once_floods_in_some_mix(planned):
+    failure, transition, _rounds = planned
+    cut = failover_run.urgent_cut(transition, changing(transition))
+    flips = {name: entry for step in transition.steps[1:cut] for name, entry in step["switches"].items()}
+    installed = transition.states[1]["intent"]
+    rng = random.Random(7)
+    names = sorted(flips)
+    found = next((chosen for chosen in (rng.sample(names, rng.randint(1, len(names) - 1)) for _ in range(300))
+                  if _bad_pairs(_mix(installed, flips, chosen), failure)), None)
+    assert found is not None
+
+
+def test_every_mix_inside_a_round_is_clean_and_the_last_round_delivers_every_pair(planned):
+    failure, transition, rounded = planned
+    rounds = rounded.proof["rounds"]
+    cut = failover_run.urgent_cut(transition, changing(transition))
+    assert 1 <= rounds < cut                     # fewer pushes than install + one flip each
+    assert [step["kind"] for step in rounded.steps[:rounds]] == ["push"] * rounds
+    rng = random.Random(11)
+    state = rounded.before
+    for step in rounded.steps[:rounds]:
+        names = sorted(step["switches"])
+        for _ in range(12):
+            chosen = rng.sample(names, rng.randint(0, len(names)))
+            assert _bad_pairs(_mix(state, step["switches"], chosen), failure) == [], (step["name"], chosen)
+        state = _mix(state, step["switches"], names)
+    assert _bad_pairs(state, failure, lost_ok=False) == []
+    assert rounded.after == transition.after and rounded.proof["acyclic"]
+    assert rounded.proof["recovered_after_step"] == rounds
