@@ -60,7 +60,8 @@ options:
   windows:
     description: With O(state=stopped), the transitions to attribute losses to, each C(name) (or C(transition)),
       C(start) and C(end) (wall clock, seconds since the epoch, as M(ethercluster.routing.link_transition) returns
-      them and logs them); other keys are ignored.
+      them and logs them), and optionally C(exclude_hosts), hosts whose pairs' losses in the window are counted apart
+      (C(excluded); a failed switch's own hosts); other keys are ignored.
     type: list
     elements: dict
   bucket_ms:
@@ -131,7 +132,9 @@ timeline:
   type: list
   elements: dict
 windows:
-  description: The O(windows) with C(lost) (datagrams lost in it) and C(pairs) (per pair).
+  description: The O(windows) with C(lost) (datagrams lost in it), C(pairs) (per pair), C(last_lost_s) (the send
+    time of its last lost datagram, seconds after its start: how long its pairs took to deliver again; null when none
+    was lost) and, with C(exclude_hosts), C(excluded).
   returned: O(state=stopped)
   type: list
   elements: dict
@@ -212,7 +215,8 @@ def main():
                 windows.append({"name": str(window.get("name") or window.get("transition")
                                             or position + 1),
                                 "start": float(window["start"]), "end": float(window["end"]),
-                                "drain": bool(window.get("drain", False))})
+                                "drain": bool(window.get("drain", False)),
+                                "exclude_hosts": [str(host) for host in window.get("exclude_hosts") or []]})
             except (KeyError, TypeError, ValueError):
                 module.fail_json(msg="windows[%d]: needs name, start and end (wall-clock seconds), "
                                      "got %r" % (position, window))

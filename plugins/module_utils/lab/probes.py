@@ -514,6 +514,9 @@ def summarise(results: dict[str, dict[str, Any]], windows: Iterable[dict[str, An
     for window in windows:
         window["lost"] = 0
         window["pairs"] = {}
+        window["last_lost_s"] = None
+        if window.get("exclude_hosts"):
+            window["excluded"] = 0
     origin = min((result["start"] for result in results.values()), default=0.0)
     pairs: dict[str, dict[str, int]] = {}
     buckets: dict[int, int] = {}
@@ -532,7 +535,7 @@ def summarise(results: dict[str, dict[str, Any]], windows: Iterable[dict[str, An
                 when = sender["start"] + sender["ticks_ms"][number] / 1000.0
                 bucket = int((when - origin) / bucket_s + 1e-6)  # float error at edges
                 buckets[bucket] = buckets.get(bucket, 0) + 1
-                if not _count_in_window(windows, when, margin_s, "%s->%s" % (source, target)):
+                if not _count_in_window(windows, when, margin_s, source, target):
                     outside += 1
     duration = max((result["ticks_ms"][-1] / 1000.0 + result["start"] - origin
                     for result in results.values() if result["ticks_ms"]), default=0.0)
@@ -563,13 +566,24 @@ def _pair_counts(sender: dict[str, Any], receiver: dict[str, Any], source: str, 
 
 
 def _count_in_window(windows: list[dict[str, Any]], when: float, margin_s: float,
-                     key: str) -> bool:
-    """Count a datagram of pair ``key`` sent at ``when`` lost in the first
-    window that holds it (widened by ``margin_s``); False if none does."""
+                     source: str, target: str) -> bool:
+    """Count a datagram of pair ``source->target`` sent at ``when`` lost in
+    the first window that holds it (widened by ``margin_s``); False if none
+    does. A pair with a host of the window's ``exclude_hosts`` (a failed
+    switch's own hosts, which nothing can reach) is counted apart
+    (``excluded``). ``last_lost_s``: the send time of the window's last lost
+    datagram after its start, the time its pairs took to deliver again."""
     for window in windows:
         if window["start"] - margin_s <= when <= window["end"] + margin_s:
+            if {source, target} & set(window.get("exclude_hosts") or ()):
+                window["excluded"] += 1
+                return True
+            key = "%s->%s" % (source, target)
             window["lost"] += 1
             window["pairs"][key] = window["pairs"].get(key, 0) + 1
+            since = round(when - window["start"], 3)
+            if window["last_lost_s"] is None or since > window["last_lost_s"]:
+                window["last_lost_s"] = since
             return True
     return False
 

@@ -165,3 +165,20 @@ def test_start_names_an_agent_that_never_gets_ready(loopback_lab, monkeypatch):
     with pytest.raises(probes.ProbeError, match=r"lab pw-loopback: probe agent\(s\) of c not bound after 1 s"):
         probes.start(layout, port=47998, ready_timeout_s=1.0)
     assert not probes.running(layout)
+
+
+def test_a_window_says_when_its_last_datagram_was_lost_and_counts_a_failed_switchs_hosts_apart():
+    results = {
+        "a": record("a", 0, 100, {"b": [[0, 99]], "c": [[0, 99]]}),
+        # b lost 40-44 and 47 from a; c (a failed switch's host) nothing from a after 39
+        "b": record("b", 1, 100, {"a": [[0, 39], [45, 46], [48, 99]], "c": [[0, 99]]}),
+        "c": record("c", 2, 100, {"a": [[0, 39]], "b": [[0, 99]]}),
+    }
+    window = {"name": "cut", "start": 1000.4, "end": 1001.0, "exclude_hosts": ["c"]}
+    summary = probes.summarise(results, windows=[window], margin_s=0.0)
+    cut = summary["windows"][0]
+    assert cut["lost"] == 6 and cut["pairs"] == {"a->b": 6} and cut["excluded"] == 60
+    assert cut["last_lost_s"] == pytest.approx(0.07)          # datagram 47, sent 70 ms after the cut
+    assert summary["outside"] == 0
+    quiet = probes.summarise(results, windows=[{"name": "q", "start": 1000.0, "end": 1000.3}], margin_s=0.0)
+    assert quiet["windows"][0]["last_lost_s"] is None
