@@ -63,6 +63,12 @@ GAP_FROM_PROFILE = "profile"
 OVS_SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
 # platform -> default interface name pattern of the ports its emulated CLI has
 CLI_PLATFORMS = {"dell_os6": "Gi1/0/{port}", "huawei_vrp": "GigabitEthernet0/0/{port}"}
+# The niceness each switch daemon runs at (its pid file -> nice value). An emulated switch
+# stands for dedicated hardware: its forwarding (ovs-vswitchd's main loop reads every port's
+# packet socket) and its control plane (ovsdb-server; sshd, whose sessions run the pushes) go
+# before the machine's other work, so a busy machine slows them down less than it starves
+# them. Measured why: docs/lab.md, "Under load". The probe agents run at +10 (probes.py).
+DAEMON_NICENESS = {"ovs-vswitchd.pid": -10, "ovsdb-server.pid": -5, "sshd.pid": -5}
 # the directory holding ansible_collections/ of this code (PYTHONPATH of the emulator)
 COLLECTIONS_DIR = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                *[os.pardir] * 6))
@@ -82,7 +88,8 @@ def lab_layout(topology: Topology, name: str | None = None, state_root: str = ST
                host_speed_mbps: int = DEFAULT_HOST_SPEED_MBPS, renegotiation_gap: float | str = 0.0,
                bridge: str = DEFAULT_BRIDGE, userspace_tso: bool = True,
                host_tx_offload: bool = True, ovs_schema: str = OVS_SCHEMA,
-               cli_python: str | None = None, cli_pythonpath: str | None = None) -> dict[str, Any]:
+               cli_python: str | None = None, cli_pythonpath: str | None = None,
+               daemon_niceness: dict[str, int] | None = None) -> dict[str, Any]:
     """Return the layout (plain data) of the lab that emulates ``topology``.
 
     ``name`` defaults to the topology's name. ``renegotiation_gap`` (seconds)
@@ -93,17 +100,16 @@ def lab_layout(topology: Topology, name: str | None = None, state_root: str = ST
     ``cli_python``/``cli_pythonpath``: the interpreter (with jinja2 and
     netaddr) and the ``ansible_collections/`` parent that run the emulated
     CLI of :data:`CLI_PLATFORMS` switches (default: this Python and tree).
+    ``daemon_niceness``: ``{pid file: nice}`` (default :data:`DAEMON_NICENESS`).
 
     Raises :class:`~.plan.LabError` naming the option, switch or host at
     fault: a bad lab name, networks too small for the fabric, a host address
     outside the host network, a host named like a switch.
     """
     name = topology.name if name is None else name
-    state_root, gap = _checked_options(name, bridge, state_root, host_speed_mbps,
-                                       renegotiation_gap)
+    state_root, gap = _checked_options(name, bridge, state_root, host_speed_mbps, renegotiation_gap)
     mgmt, hosts_net = _networks(mgmt_network, host_network)
-    # host and switch names never clash (the topology refuses it), so each
-    # gets its own namespace name
+    # host and switch names never clash (the topology refuses it): each has its own namespace
     lab_dir = "%s/%s" % (state_root, name)
     tag = lab_tag(name)
     netns_prefix = "ec-%s-" % name
@@ -112,16 +118,12 @@ def lab_layout(topology: Topology, name: str | None = None, state_root: str = ST
                                         switch_addresses[sw.name], host_speed_mbps)
                 for sw in topology.switches.values()}
     hosts = _host_layouts(topology, hosts_net, netns_prefix, host_speed_mbps)
-    links = [{"a": str(link.a), "b": str(link.b), "speed_mbps": link.speed_mbps,
-              "state": link.state} for link in topology.links]
+    links = [{"a": str(link.a), "b": str(link.b), "speed_mbps": link.speed_mbps, "state": link.state}
+             for link in topology.links]
     for sw_name, gaps in (renegotiation_gaps(topology) if gap == GAP_FROM_PROFILE else {}).items():
         switches[sw_name]["renegotiation_gaps"] = gaps
     layout = {
-        "schema": LAB_SCHEMA,
-        "lab": name,
-        "topology": topology.name,
-        "state_root": state_root,
-        "dir": lab_dir,
+        "schema": LAB_SCHEMA, "lab": name, "topology": topology.name, "state_root": state_root, "dir": lab_dir,
         "bridge": bridge,
         "ovs_schema": ovs_schema,
         "userspace_tso": bool(userspace_tso),
@@ -132,6 +134,7 @@ def lab_layout(topology: Topology, name: str | None = None, state_root: str = ST
         "switches": switches,
         "hosts": hosts,
         "links": links,
+        "daemon_niceness": _checked_niceness(DAEMON_NICENESS if daemon_niceness is None else daemon_niceness),
     }
     if any("cli" in sw for sw in switches.values()):
         layout["cli"] = {"python": cli_python or sys.executable,
@@ -191,6 +194,23 @@ def _checked_options(name: Any, bridge: Any, state_root: Any, host_speed_mbps: A
         raise LabError("renegotiation_gap: must be from 0 to %g seconds, got %r"
                        % (MAX_RENEGOTIATION_GAP_S, renegotiation_gap))
     return state_root.rstrip("/"), gap
+
+
+def _checked_niceness(niceness: Any) -> dict[str, int]:
+    """``daemon_niceness`` checked: a nice value from -20 to 19 for some of
+    the switch daemons' pid files."""
+    known = tuple(DAEMON_NICENESS)
+    if not isinstance(niceness, dict):
+        raise LabError("daemon_niceness: must be a mapping of %s to nice values, got %r"
+                       % (", ".join(known), niceness))
+    for pidfile, value in niceness.items():
+        if pidfile not in known:
+            raise LabError("daemon_niceness: %r is not a switch daemon's pid file (%s)"
+                           % (pidfile, ", ".join(known)))
+        if isinstance(value, bool) or not isinstance(value, int) or not -20 <= value <= 19:
+            raise LabError("daemon_niceness: %s: a nice value is a whole number from -20 to 19, got %r"
+                           % (pidfile, value))
+    return {pidfile: niceness[pidfile] for pidfile in sorted(niceness)}
 
 
 def _switch_layout(topology: Topology, sw: Switch, lab_dir: str, tag: str, netns_prefix: str,

@@ -240,6 +240,57 @@ def health(layout: dict[str, Any]) -> list[str]:
     return problems
 
 
+# ---------------------------------------------------------------- priority
+def thread_ids(pid: int) -> list[int]:
+    """Every thread of process ``pid`` (its main thread first); [] when it is gone."""
+    try:
+        tids = sorted(int(entry) for entry in os.listdir("/proc/%d/task" % pid) if entry.isdigit())
+    except OSError:
+        return []
+    return sorted(tids, key=lambda tid: tid != pid)
+
+
+def set_niceness(pid: int, niceness: int, threads: Callable[[int], list[int]] = thread_ids,
+                 setpriority: Callable[[int, int, int], None] = os.setpriority) -> list[int]:
+    """Give every thread of process ``pid`` the nice value ``niceness`` and
+    return their ids. Linux keeps a nice value per thread: renicing the
+    process id alone leaves ovs-vswitchd's other threads (handler,
+    revalidator, urcu) where they were; threads started later inherit the
+    value of the thread that starts them (the main thread's)."""
+    done = []
+    for tid in threads(pid):
+        try:
+            setpriority(os.PRIO_PROCESS, tid, niceness)
+        except ProcessLookupError:  # a thread that ended meanwhile
+            continue
+        done.append(tid)
+    return done
+
+
+def prioritize_daemons(layout: dict[str, Any],
+                       renice: Callable[[int, int], list[int]] = set_niceness) -> dict[str, dict[str, int]]:
+    """Run every switch daemon of the lab at the layout's
+    ``daemon_niceness`` (docs/lab.md, "Under load"); sshd's sessions (the
+    pushes) inherit its value. Returns ``{switch: {pid file: threads set}}``;
+    LabError naming the switch and daemon when one cannot be set."""
+    done: dict[str, dict[str, int]] = {}
+    for name, sw in layout["switches"].items():
+        for pidfile, niceness in layout.get("daemon_niceness", {}).items():
+            pid = _pid_from(os.path.join(sw["dir"], pidfile))
+            if pid is None:
+                raise LabError("%s: %s has no pid: cannot give it nice %d" % (name, pidfile[:-4], niceness))
+            try:
+                threads = renice(pid, niceness)
+            except OSError as exc:
+                raise LabError("%s: cannot give %s (pid %d) nice %d: %s"
+                               % (name, pidfile[:-4], pid, niceness, exc))
+            if not threads:
+                raise LabError("%s: %s (pid %d) is gone: cannot give it nice %d"
+                               % (name, pidfile[:-4], pid, niceness))
+            done.setdefault(name, {})[pidfile] = len(threads)
+    return done
+
+
 def memory(layout: dict[str, Any]) -> dict[str, Any]:
     """Processes of the lab and the memory they use (kB): RSS, and PSS,
     which shares the pages of common libraries fairly among processes."""
@@ -455,6 +506,7 @@ def lab_up(layout: dict[str, Any], check_mode: bool = False, teardown_on_failure
             problems = health(layout)
         if problems:
             raise LabError("the lab came up broken: %s" % "; ".join(problems[:5]))
+        prioritize_daemons(layout)
     except (LabError, OSError) as exc:
         if teardown_on_failure:
             try:
