@@ -62,7 +62,7 @@ class ActionModule(CollectionAction):
             display.display("failover_watch: ready in %.1f s, %d link failures planned, watching %d switches"
                             % (ready["seconds"], len(ready["planned"]), len(names)))
             handled = failover_watch.watch(responder, _reader(poller, args["hold_s"], args["interval_s"]),
-                                           _stop(args, time.monotonic()))
+                                           _stop(args, time.monotonic()), settle_s=args["settle_s"])
         finally:
             driver.close()
             poller.close()

@@ -18,17 +18,18 @@ description:
     fabric must hold its base routing), opens and keeps the switches' sessions (their Ansible connections), and plans
     and proves the move to the backup of every covered single link failure (the stored C(failover.json) when it
     fits), so that a failure costs only the pushes.
-  - It then polls the carrier of every fabric port, one command per switch that returns as soon as a port's state
-    changes (a long poll over C(ovs-ofctl dump-ports-desc)). A link is down when either end lost carrier; a switch has
-    failed when all its fabric ports lost carrier or its session died.
-  - On a link failure it installs the backup bank on every switch in parallel, flips the switches whose entries
-    change (all at once when the proof found the phase order-free), logs the recovery, and runs the other flips, the
-    drain wait and the old bank's removal in the background. A failure that arrives meanwhile is queued and planned
-    on the state the fabric then holds (a backup of the backup, computed on the spot); without a detour or a proven
-    order nothing is pushed and the log says only a halt-and-drain recovers.
-  - When every failed link has carrier again, the planned restore brings the base routing back.
-  - A switch failure is detected and logged with its precomputed, verified backup; pushing it is not implemented
-    (the transition planner plans only fabrics whose switches all stay connected).
+  - It then watches the carrier of every fabric port, one long poll per switch that answers as soon as the switch sends
+    its OpenFlow port status message (C(ovs-ofctl monitor)), and acts on a change once the carriers held still for
+    O(settle_s). A link is down when either end lost carrier; a switch has failed when all its fabric ports lost
+    carrier, all its links are down as its neighbours see them, or its session died.
+  - On a link or switch failure it runs the planned move's urgent pushes -- parallel rounds, each proven by
+    simulating every mix of old and new switches it can make; the first installs the backup bank on every switch --
+    logs the recovery, and runs the other flips, the drain wait and the old bank's removal in the background. A failed
+    switch is never read or written. A failure that arrives meanwhile is queued and planned on the state the fabric
+    then holds (a backup of the backup, computed on the spot, for links); without a detour or a proven order nothing
+    is pushed and the log says only a halt-and-drain recovers.
+  - When every failed link (or the failed switch) has carrier again, the planned restore brings the base routing
+    back.
   - Every event goes to O(log), one JSON object per line, with wall-clock times and the proof's summary.
   - It stops after O(duration_s), after O(max_events) handled events, or when O(stop_file) exists.
   - Only the C(ovs) platform is run so far.
@@ -61,7 +62,8 @@ options:
     description: Stop as soon as this controller file exists.
     type: path
   preplan:
-    description: The link failures to plan before watching (names or ends); default every link.
+    description: The failures to plan before watching (link names or ends, switch names); default every link and every
+      switch.
     type: list
     elements: str
   hold_s:
@@ -69,9 +71,15 @@ options:
     type: float
     default: 5.0
   interval_s:
-    description: How often the long poll reads the ports on the switch (seconds).
+    description: How often the long poll reads the ports on a switch where it cannot wait for the switch's port status
+      messages (seconds).
     type: float
     default: 0.05
+  settle_s:
+    description: How long the carriers must hold still before a change is acted on (seconds), so that the links of a
+      failed switch, seen going down one after the other, make one switch failure.
+    type: float
+    default: 0.2
   wait_s:
     description: How long (seconds) old-bank frames may drain after the last switch flipped, before that bank goes.
     type: float
@@ -126,6 +134,7 @@ ARGUMENT_SPEC = {
     "preplan": {"type": "list", "elements": "str"},
     "hold_s": {"type": "float", "default": 5.0},
     "interval_s": {"type": "float", "default": 0.05},
+    "settle_s": {"type": "float", "default": 0.2},
     "wait_s": {"type": "float", "default": 1.0},
     "max_parallel": {"type": "int"},
     **module_args.SWITCH_SESSION_SPEC,

@@ -61,7 +61,7 @@ options:
     description: With O(state=stopped), the transitions to attribute losses to, each C(name) (or C(transition)),
       C(start) and C(end) (wall clock, seconds since the epoch, as M(ethercluster.routing.link_transition) returns
       them and logs them), and optionally C(exclude_hosts), hosts whose pairs' losses in the window are counted apart
-      (C(excluded); a failed switch's own hosts); other keys are ignored.
+      (C(excluded), for a failed switch's own hosts); other keys are ignored.
     type: list
     elements: dict
   bucket_ms:
@@ -133,8 +133,8 @@ timeline:
   elements: dict
 windows:
   description: The O(windows) with C(lost) (datagrams lost in it), C(pairs) (per pair), C(last_lost_s) (the send
-    time of its last lost datagram, seconds after its start: how long its pairs took to deliver again; null when none
-    was lost) and, with C(exclude_hosts), C(excluded).
+    time of its last lost datagram, seconds after its start, so how long its pairs took to deliver again; null when
+    none was lost) and, with C(exclude_hosts), C(excluded).
   returned: O(state=stopped)
   type: list
   elements: dict

@@ -180,12 +180,21 @@ def link_status(topology: Topology, carriers: dict[str, dict[str, str] | None]) 
 
 
 def failed_switches(topology: Topology, carriers: dict[str, dict[str, str] | None]) -> set[str]:
-    """Switches that failed: read failed (None) or every fabric port without carrier."""
+    """Switches that failed: read failed (None), every fabric port without
+    carrier, or every link of it down as its neighbours see it (a dead
+    switch's own answer may be stale or never come)."""
     ports = fabric_ports(topology)
     result = set()
     for name, seen in carriers.items():
         if seen is None or (ports.get(name) and all(seen.get(port, "down") == "down" for port in ports[name])):
             result.add(name)
+    views: dict[str, list[str | None]] = {}    # per switch, each link as the far end sees it (None: unknown)
+    for link in topology.links:
+        for end, other in ((link.a, link.b), (link.b, link.a)):
+            far = carriers.get(other.switch)
+            views.setdefault(end.switch, []).append(None if far is None else far.get(str(other.port), "down"))
+    result.update(name for name, seen in views.items()
+                  if name in carriers and seen and all(value == "down" for value in seen))
     return result
 
 
@@ -617,11 +626,16 @@ def _poller(reader: Reader, switch: str, found: Any, stopped: threading.Event, r
 
 
 def watch(responder: Responder, reader: Reader, stop: Callable[[int], bool], retry_s: float = 0.5,
-          tick_s: float = 0.1) -> int:
+          tick_s: float = 0.05, settle_s: float = 0.2, clock: Callable[[], float] = time.monotonic) -> int:
     """Poll every switch (one thread each, ``reader(switch, expected)``: a
     long poll returning ``({port: carrier}, answer)``), feed the responder
     and handle its events until ``stop(events handled)`` is true. Returns
-    the number of events handled."""
+    the number of events handled.
+
+    The carriers are passed on once they have not changed for ``settle_s``
+    (a hold-down, as a switch's carrier delay): the ports of a failed switch
+    go down one after the other as its neighbours see them, and handled at
+    once the first would be taken for a link failure."""
     import queue
 
     names = responder.topology.switch_names()
@@ -632,22 +646,30 @@ def watch(responder: Responder, reader: Reader, stop: Callable[[int], bool], ret
     for thread in threads:
         thread.start()
     carriers: dict[str, dict[str, str] | None] = {}
+    seen: dict[str, Any] | None = None
+    observed: dict[str, Any] | None = None
+    changed_at = clock()
     handled = 0
     try:
         while not stop(handled):
+            pending = []
             try:
-                switch, value = found.get(timeout=tick_s)
+                pending.append(found.get(timeout=tick_s))
             except queue.Empty:
-                continue
-            pending = [(switch, value)]
+                pass
             while not found.empty():
                 pending.append(found.get_nowait())
             for switch, value in pending:
                 if isinstance(value, Exception):
                     raise TransitionRunError("%s: the carrier poll broke: %r" % (switch, value))
                 carriers[switch] = value
-            if len(carriers) == len(names):
-                responder.observe(carriers)
+            if len(carriers) < len(names):
+                continue
+            if carriers != seen:
+                seen, changed_at = copy.deepcopy(carriers), clock()
+            if seen != observed and clock() - changed_at >= settle_s:
+                responder.observe(seen)
+                observed = seen
                 handled += len(responder.handle())
     finally:
         stopped.set()

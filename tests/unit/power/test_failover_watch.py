@@ -194,7 +194,30 @@ def test_the_link_and_switch_states_of_a_poll():
     assert status[0] == "down" and all(status[i] == "up" for i in range(1, len(RING.links)))
     assert fw.failed_switches(RING, seen) == set()
     assert fw.failed_switches(RING, dict(seen, sw3=None)) == {"sw3"}
-    assert fw.link_status(RING, {"sw0": seen["sw0"]}) == {}
+    # a dead switch whose own answer is stale (all up): its neighbours see every link of it down
+    dead = carriers(RING, dead=["sw2"])
+    assert fw.failed_switches(RING, dict(dead, sw2=carriers(RING)["sw2"])) == {"sw2"}
+
+
+def test_the_watch_holds_a_change_until_it_settles_so_a_dying_switch_is_one_event():
+    torus = topology_from_data({"generate": {"kind": "torus", "dims": [3, 3], "hosts_per_switch": 1}})
+    dying = [link.name for link in torus.links if "sw4" in (link.a.switch, link.b.switch)]
+
+    def first_event(settle_s):
+        made, _fake, events = responder(torus, preplan=["sw4"], check_mode=True)
+        started = time.monotonic()
+
+        def reader(switch, expected):
+            """sw4's links lose carrier one after the other, 50 ms apart, from 0.1 s on."""
+            time.sleep(0.01)
+            gone = [name for n, name in enumerate(dying) if time.monotonic() - started >= 0.1 + 0.05 * n]
+            return carriers(torus, cut=gone)[switch], ",".join(gone)
+
+        fw.watch(made, reader, lambda handled: handled >= 1, tick_s=0.01, settle_s=settle_s)
+        return [(entry["event"], entry["kind"]) for entry in events if entry["event"] == "detected"][0]
+
+    assert first_event(0.0) == ("detected", "link_down")          # taken for a link failure
+    assert first_event(0.5) == ("detected", "switch_down")        # held until it settled: one switch failure
 
 
 def test_the_watch_loop_feeds_the_responder_until_its_count():
