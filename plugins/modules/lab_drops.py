@@ -27,16 +27,16 @@ options:
     description: Name of the lab.
     type: str
     required: true
-  since:
-    description: The C(counters) an earlier run of this module returned; C(changes) and C(dropped) are counted from
-      them.
-    type: dict
   state_root:
     description: Directory holding the labs.
     type: path
     default: /run/ethercluster-lab
-extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
+  since:
+    description: The C(counters) an earlier run of this module returned; C(changes) and C(dropped) are counted from
+      them.
+    type: dict
+requirements:
+  - root on the lab machine (network namespaces)
 attributes:
   check_mode:
     support: full
@@ -45,8 +45,8 @@ attributes:
     support: none
   platform:
     platforms: posix
-requirements:
-  - root on the lab machine (network namespaces)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
 seealso:
   - module: ethercluster.routing.lab_probes
 """
@@ -82,32 +82,26 @@ dropped:
   type: int
 """
 
-from ansible.module_utils.basic import AnsibleModule
+import traceback
+
+from ansible_collections.ethercluster.routing.plugins.module_utils.fabric import module_args
+
+ARGUMENT_SPEC = {"lab": {"type": "str", "required": True}, "since": {"type": "dict"},
+                 "state_root": {"type": "path", "default": "/run/ethercluster-lab"}}
 
 try:
-    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
     from ansible_collections.ethercluster.routing.plugins.module_utils.lab import drops
-    from ansible_collections.ethercluster.routing.plugins.module_utils.lab.wire import load_layout
-except ImportError as exc:  # pragma: no cover
-    IMPORT_ERROR = exc
+except ImportError:  # pragma: no cover
+    IMPORT_ERROR = traceback.format_exc()
 else:
     IMPORT_ERROR = None
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            lab=dict(type="str", required=True),
-            since=dict(type="dict"),
-            state_root=dict(type="path", default="/run/ethercluster-lab"),
-        ),
-        supports_check_mode=True,
-    )
-    if IMPORT_ERROR is not None:
-        module.fail_json(msg="cannot load the lab code of ethercluster.routing: %s" % IMPORT_ERROR)
+    module = module_args.started_module(ARGUMENT_SPEC, IMPORT_ERROR, "lab")
     try:
-        counters = drops.read(load_layout(module.params["state_root"], module.params["lab"]))
-    except EtherclusterError as exc:
+        counters = drops.read_lab(module.params["state_root"], module.params["lab"])
+    except drops.EtherclusterError as exc:
         module.fail_json(msg=str(exc))
     since = module.params["since"] or counters
     module.exit_json(changed=False, counters=counters, changes=drops.changes(since, counters),

@@ -37,6 +37,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..errors import EtherclusterError
+from .wire import load_layout
 
 WORKERS = 8
 SEPARATOR = "=====ethercluster-drops====="
@@ -54,7 +55,7 @@ class DropsError(EtherclusterError):
 def socket_drops(text: str) -> dict[str, int]:
     """``{device: drops}`` of the packet sockets in ``ss -0 -m -n``
     output (the skmem ``d`` field; sockets bound to no device are left out)."""
-    drops = {}
+    drops: dict[str, int] = {}
     for found in _SOCKET.finditer(text):
         field = re.search(r"(?:^|,)d(\d+)", found.group(2))
         if field:
@@ -155,6 +156,11 @@ def read(layout: Mapping[str, Any], netns_read: Callable[[str, str, str], str] =
     else:
         text = softnet()
     return {"time": round(started, 3), "switches": switches, "hosts": hosts, "softnet": softnet_drops(text)}
+
+
+def read_lab(state_root: str, name: str) -> dict[str, Any]:
+    """:func:`read` of the ready lab ``name`` (its record under ``state_root``)."""
+    return read(load_layout(state_root, name))
 
 
 # ---------------------------------------------------------------- changes
