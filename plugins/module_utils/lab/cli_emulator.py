@@ -23,18 +23,22 @@ configuration is applied to the switch's OVS bridge with the ``ovs``
 platform's read/compare/write scripts, run locally inside the switch's
 namespace (the SSH session has the switch's ``OVS_RUNDIR``).
 
-A scheduled reload (``reload in`` on OS6, ``schedule reboot delay`` on
-VRP) is a timer process of its own (``--reload-after SECONDS``): when it
-fires, the switch's sessions end, the saved configuration becomes the
-running one and reaches the data plane (docs/reliability.md).
+A scheduled reload (``reload in`` on OS6) is a timer process of its own
+(``--reload-after SECONDS``): when it fires, the switch's sessions end, the
+saved configuration becomes the running one and reaches the data plane
+(docs/reliability.md). A VRP trial commit (``commit trial``, a two-stage
+VRP switch: :mod:`.vrp_commit`) is one too (``--trial-after SECONDS``,
+``trial.json``): unless confirmed, the configuration the switch ran before
+the trial becomes the running one again, the same way.
 
 Faults for the lab's tests (lab only): ``faults.json`` in the switch's
 directory, read when a session opens: ``reject`` (configuration commands
 answered as unknown), ``drop_after`` (the session ends without an answer
 when configuration line N + 1 arrives), ``lose_management`` (after a
 change, new sessions are refused until a scheduled reload fires),
-``minute_seconds`` (the length of a reload minute) and, not a fault,
-``enable_password`` (OS6's ``enable`` asks for it).
+``minute_seconds`` (the length of a reload minute), ``trial_seconds``
+(how long a VRP trial runs, whatever ``commit trial`` asked) and, not a
+fault, ``enable_password`` (OS6's ``enable`` asks for it).
 
 Run as ``python -m ansible_collections.ethercluster.routing.plugins.module_utils.lab.cli_emulator``
 with the switch's directory in ``ETHERCLUSTER_CLI_DIR`` (else ``OVS_RUNDIR``).
@@ -60,6 +64,9 @@ from ..platforms import cli_state, ovs
 # the files of a switch's directory
 SETTINGS_FILE, RUNNING_FILE, STARTUP_FILE = "cli.json", "running-config", "startup-config"
 FAULTS_FILE, RELOAD_FILE, MGMT_LOST_FILE = "faults.json", "reload.json", "management-lost"
+TRIAL_FILE = "trial.json"
+# the timer processes: the flag naming each on the command line, and its file
+TIMERS = {"--reload-after": RELOAD_FILE, "--trial-after": TRIAL_FILE}
 MODULE = "ansible_collections.ethercluster.routing.plugins.module_utils.lab.cli_emulator"
 # the module of each CLI platform's interpreter; each has EMULATION (imported when needed)
 PLATFORM_MODULES = {"dell_os6": "os6_cli", "huawei_vrp": "vrp_cli"}
@@ -80,13 +87,15 @@ class Emulation:
     the ``ovs`` intent entry its configuration text forwards as;
     ``config_modes`` are the modes in which a line counts as configuration
     (faults ``reject`` and ``drop_after``); ``error`` formats a message as
-    the platform prints errors."""
+    the platform prints errors; ``options(settings)``: the interpreter's
+    keyword arguments from the switch's ``cli.json`` (its model)."""
 
     platform: str
     interpreter: Callable[..., Any]
     ovs_entry: Callable[[str, Mapping[Any, str] | None, str], dict[str, Any]]
     config_modes: tuple[str, ...]
     error: Callable[[str], str]
+    options: Callable[[Mapping[str, Any]], dict[str, Any]] = lambda settings: {}
 
 
 def emulation_of(platform: str | None) -> Emulation:
@@ -193,12 +202,15 @@ class Session:
         self.cli = self.emulation.interpreter(
             self.switch, list(self.settings["interfaces"].values()),
             running_config=_read(os.path.join(directory, RUNNING_FILE)),
-            startup_config=_read(os.path.join(directory, STARTUP_FILE)))
+            startup_config=_read(os.path.join(directory, STARTUP_FILE)), **self.emulation.options(self.settings))
         self.cli.enable_password = self.faults.get("enable_password") or None
         self.cli.reject = {" ".join(str(command).lower().split()) for command in self.faults.get("reject") or ()}
         scheduled = _read_json(os.path.join(directory, RELOAD_FILE))
         if scheduled.get("at"):
             self.cli.reload_shown = reload_shown(scheduled["at"])
+        trial = _read_json(os.path.join(directory, TRIAL_FILE))
+        if trial.get("pid") and hasattr(self.cli, "trial"):  # a trial run another session started
+            self.cli.trial = {"at": trial.get("at", 0), "persist": trial.get("persist"), "mine": False}
         self.cli.status = self.port_status
 
     def port_status(self) -> dict[str, dict[str, Any]]:
@@ -253,6 +265,11 @@ class Session:
             output += self.schedule_reload(self.cli.reload_request)
         if self.cli.reload_cancel:
             self.cancel_reload()
+        if getattr(self.cli, "trial_request", None):
+            self.start_trial(self.cli.trial_request)
+        if getattr(self.cli, "trial_confirm", False):
+            self.cli.trial_confirm = False
+            self.stop_timer("--trial-after")
         if self.cli.apply_due:
             output += self.commit()
         if self.cli.saved:
@@ -262,33 +279,53 @@ class Session:
             return output
         return output + self.cli.prompt()
 
-    def schedule_reload(self, minutes: int) -> str:
-        """A scheduled reload: start the timer process (one per switch)."""
-        self.cli.reload_request = None
-        self.cancel_reload()
-        seconds = minutes * float(self.faults.get("minute_seconds") or 60)
+    def start_timer(self, flag: str, seconds: float, record: Mapping[str, Any]) -> int:
+        """Start the timer process ``flag`` (one of :data:`TIMERS`, one of
+        each per switch) and write its file: ``record`` with the timer's
+        ``pid`` and ``at`` (when it fires). Returns ``at``."""
+        self.stop_timer(flag)
         process = subprocess.Popen(  # pylint: disable=consider-using-with
-            [sys.executable, "-m", MODULE, "--reload-after", str(seconds)],
+            [sys.executable, "-m", MODULE, flag, str(seconds)],
             env=dict(os.environ, ETHERCLUSTER_CLI_DIR=self.directory), start_new_session=True,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         at = int(time.time() + seconds)
-        _write(os.path.join(self.directory, RELOAD_FILE), json.dumps({"pid": process.pid, "at": at}))
-        self.cli.reload_shown = reload_shown(at)
-        return ""
+        _write(os.path.join(self.directory, TIMERS[flag]), json.dumps(dict(record, pid=process.pid, at=at)))
+        return at
 
-    def cancel_reload(self) -> None:
-        """Cancel the scheduled reload: stop the timer process, if there is one."""
-        self.cli.reload_cancel = False
-        self.cli.reload_shown = reload_shown(None)
-        path = os.path.join(self.directory, RELOAD_FILE)
+    def stop_timer(self, flag: str) -> None:
+        """Stop the timer process ``flag``, if one runs, and remove its file."""
+        path = os.path.join(self.directory, TIMERS[flag])
         pid = _read_json(path).get("pid")
-        if isinstance(pid, int) and "--reload-after" in _read("/proc/%d/cmdline" % pid):
+        if isinstance(pid, int) and flag in _read("/proc/%d/cmdline" % pid):
             try:
                 os.kill(pid, signal.SIGTERM)
             except ProcessLookupError:
                 pass
         if os.path.exists(path):
             os.remove(path)
+
+    def schedule_reload(self, minutes: int) -> str:
+        """A scheduled reload: start the timer process (one per switch)."""
+        self.cli.reload_request = None
+        seconds = minutes * float(self.faults.get("minute_seconds") or 60)
+        self.cli.reload_shown = reload_shown(self.start_timer("--reload-after", seconds, {}))
+        return ""
+
+    def cancel_reload(self) -> None:
+        """Cancel the scheduled reload: stop the timer process, if there is one."""
+        self.cli.reload_cancel = False
+        self.cli.reload_shown = reload_shown(None)
+        self.stop_timer("--reload-after")
+
+    def start_trial(self, request: Mapping[str, Any]) -> None:
+        """A VRP trial run: the timer that puts ``request["rollback"]`` (the
+        configuration before the trial) back unless the trial is confirmed
+        first (lab fault ``trial_seconds``: its length)."""
+        self.cli.trial_request = None
+        seconds = float(self.faults.get("trial_seconds") or request["seconds"])
+        at = self.start_timer("--trial-after", seconds, {"persist": request.get("persist"),
+                                                        "rollback": request["rollback"]})
+        self.cli.trial = dict(self.cli.trial or {}, at=at, persist=request.get("persist"), mine=True)
 
     def close(self) -> None:
         """End the session: store and apply what changed."""
@@ -310,7 +347,7 @@ def end_sessions(directory: str) -> list[int]:
                 env = handle.read().split(b"\0")
         except OSError:
             continue
-        if MODULE.encode() not in argv or b"--reload-after" in argv:
+        if MODULE.encode() not in argv or any(flag.encode() in argv for flag in TIMERS):
             continue
         wanted = {("%s=%s" % (name, directory)).encode() for name in ("ETHERCLUSTER_CLI_DIR", "OVS_RUNDIR")}
         if wanted & set(env):
@@ -328,21 +365,40 @@ def reload_after(directory: str, seconds: float, shell: Callable[[str, str], str
     (none: the factory defaults) becomes the running one and reaches the
     data plane, and a management path a push had cut (lab fault) is back.
     True when it fired."""
+    return _fire(directory, seconds, "--reload-after",
+                 lambda record: _read(os.path.join(directory, STARTUP_FILE)), shell)
+
+
+def trial_after(directory: str, seconds: float, shell: Callable[[str, str], str] | None = None) -> bool:
+    """The timer of a VRP trial run: after ``seconds``, unless confirmed,
+    the configuration the switch ran before the trial becomes the running
+    one again, as :func:`reload_after` does with the saved one (the
+    switch's CLI sessions end, so that none holds the trial's). True when
+    it fired."""
+    return _fire(directory, seconds, "--trial-after", lambda record: str(record.get("rollback") or ""), shell)
+
+
+def _fire(directory: str, seconds: float, flag: str, text_of: Callable[[dict[str, Any]], str],
+          shell: Callable[[str, str], str] | None) -> bool:
+    """After ``seconds``, if the timer file of ``flag`` still names this
+    process: end the switch's sessions, make ``text_of(record)`` the running
+    configuration and the data plane's, give back a management path a push
+    cut (lab fault) and remove the timer's file. True when it fired."""
     time.sleep(seconds)
-    path = os.path.join(directory, RELOAD_FILE)
-    if _read_json(path).get("pid") != os.getpid():
+    path = os.path.join(directory, TIMERS[flag])
+    record = _read_json(path)
+    if record.get("pid") != os.getpid():
         return False
     end_sessions(directory)
     settings = load_settings(directory)
     emulation = emulation_of(settings.get("platform"))
     switch = settings.get("hostname") or os.path.basename(directory)
-    startup = _read(os.path.join(directory, STARTUP_FILE))
-    text = emulation.interpreter(switch, list(settings["interfaces"].values()),
-                                 running_config=startup).running_config()
+    text = emulation.interpreter(switch, list(settings["interfaces"].values()), running_config=text_of(record),
+                                 **emulation.options(settings)).running_config()
     _write(os.path.join(directory, RUNNING_FILE), text)
     apply_entry(emulation.ovs_entry(text, settings["interfaces"], switch), switch,
                 settings.get("bridge") or ovs.DEFAULT_BRIDGE, shell)
-    for name in (MGMT_LOST_FILE, RELOAD_FILE):
+    for name in (MGMT_LOST_FILE, TIMERS[flag]):
         if os.path.exists(os.path.join(directory, name)):
             os.remove(os.path.join(directory, name))
     return True
@@ -368,13 +424,16 @@ def _echo(stream: IO[bytes], on: bool) -> None:
 def main(argv: list[str] | None = None, stdin: IO[bytes] | None = None,
          stdout: IO[bytes] | None = None) -> int:
     """The SSH forced command: serve one CLI session on stdin/stdout
-    (``--reload-after SECONDS``: the timer of a scheduled reload)."""
+    (``--reload-after SECONDS``, ``--trial-after SECONDS``: the timer of a
+    scheduled reload, of a VRP trial run)."""
     argv = sys.argv[1:] if argv is None else argv
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout.buffer
     directory = os.environ.get("ETHERCLUSTER_CLI_DIR") or os.environ.get("OVS_RUNDIR") or ""
     if argv[:1] == ["--reload-after"] and len(argv) == 2:
         return 0 if reload_after(directory, float(argv[1])) else 1
+    if argv[:1] == ["--trial-after"] and len(argv) == 2:
+        return 0 if trial_after(directory, float(argv[1])) else 1
 
     def send(text: str) -> None:
         # the SSH session's terminal turns "\n" into "\r\n" (ONLCR)

@@ -58,6 +58,7 @@ from typing import Any
 from ..platforms import huawei_vrp
 from ..platforms.common import PlatformError, expand_ranges, mac_address, mac_dashed
 from .cli_emulator import CliEmulatorError, Emulation, ovs_entry_of, reload_shown
+from .vrp_commit import Refused as _Refused, TwoStage, WrongWord as _Wrong
 
 VERSION = "5.170"
 RELEASE = "V200R010C00SPC600"
@@ -78,14 +79,6 @@ KEYWORDS = (
 # short forms VRP reads as these keywords although another keyword shares the prefix
 ALIASES = {"dis": "display", "disp": "display", "sys": "system-view", "cur": "current-configuration"}
 _INTERFACE = re.compile(r"^([a-z-]+?)\s*(\d+/\d+/\d+)$", re.I)
-
-
-class _Refused(Exception):
-    """A command VRP refuses; the message is what it prints."""
-
-
-class _Wrong(Exception):
-    """A parameter out of range; the argument is the index of the word."""
 
 
 def expand(word: str) -> str:
@@ -140,7 +133,7 @@ def vlan_list(words: list[str]) -> list[int] | None:
     return vlans
 
 
-class VrpCli:
+class VrpCli(TwoStage):
     """The command interpreter of one emulated VRP switch.
 
     ``interfaces``: the interface names the switch has
@@ -149,10 +142,12 @@ class VrpCli:
     lines with :meth:`execute`; read :meth:`prompt`, :attr:`closed` and
     :attr:`apply_due` (set when the configuration changed and the system
     view was left). ``status()`` (set by the session) gives each
-    interface's ``link`` and running ``speed_mbps``."""
+    interface's ``link`` and running ``speed_mbps``. ``two_stage``: the
+    switch is a VRP8 one with the two-stage mode and trial commits
+    (:mod:`.vrp_commit`)."""
 
     def __init__(self, hostname: str, interfaces: Iterable[str], running_config: str = "",
-                 startup_config: str = "", privileged: bool = False) -> None:
+                 startup_config: str = "", privileged: bool = False, two_stage: bool = False) -> None:
         del privileged  # VRP has no enable level
         self.hostname = hostname
         self.interfaces = {}
@@ -174,6 +169,7 @@ class VrpCli:
         self.reload_cancel = False
         self.reload_shown = reload_shown(None)
         self.status: Callable[[], Mapping[str, Mapping[str, Any]]] = dict
+        self.init_two_stage(two_stage)
         if running_config:
             self.load(running_config)
         self.mode, self.view = "user", None
@@ -200,11 +196,13 @@ class VrpCli:
         """The prompt of the current view."""
         if self._question is not None:
             return ""
+        # a sysname in an uncommitted candidate shows once committed
+        hostname = (self.running_state() or {}).get("hostname", self.hostname)
         if self.mode == "user":
-            return "<%s>" % self.hostname
+            return "<%s>" % hostname
         if self.mode == "system":
-            return "[%s]" % self.hostname
-        return "[%s-%s]" % (self.hostname, ("vlan%d" % self.view) if self.mode == "vlan" else self.view)
+            return "[%s%s]" % (self.prompt_mark(), hostname)
+        return "[%s%s-%s]" % (self.prompt_mark(), hostname, ("vlan%d" % self.view) if self.mode == "vlan" else self.view)
 
     def banner(self) -> str:
         """What the switch prints when a session opens."""
@@ -221,7 +219,19 @@ class VrpCli:
                 "(ethercluster.routing lab, switch %s)\n" % (VERSION, RELEASE, MODEL, self.hostname))
 
     def running_config(self) -> str:
-        """``display current-configuration``: what differs from the defaults."""
+        """``display current-configuration``: what differs from the defaults
+        (in the two-stage mode the running configuration, not the candidate)."""
+        running = self.running_state()
+        if running is None:
+            return self._render()
+        candidate = self.snapshot()
+        self.restore(running)
+        try:
+            return self._render()
+        finally:
+            self.restore(candidate)
+
+    def _render(self) -> str:
         lines = ["!Software Version %s" % RELEASE, "#", " sysname %s" % self.hostname, "#"]
         vlans = sorted(self.vlans - {DEFAULT_VLAN})
         lines += ["vlan batch %s" % batch for batch in huawei_vrp.vlan_batches(vlans)]
@@ -291,6 +301,8 @@ class VrpCli:
         """Commands of every view, then those of the current view; from the
         VLAN or interface view, a system-view command runs in the system
         view, which the switch then stays in (VRP searches the upper view)."""
+        if lower[0] == "commit":
+            return self.commit_command(words, lower)
         result = self._any_view(lower)
         if result is not None:
             return result
@@ -328,6 +340,9 @@ class VrpCli:
         return None
 
     def _user(self, lower: list[str]) -> str | None:
+        staged = self.enter_system(lower)
+        if staged is not None:
+            return staged
         if lower == ["system-view"]:
             self.mode = "system"
             return "Enter system view, return user view with Ctrl+Z.\n"
@@ -339,6 +354,9 @@ class VrpCli:
         return None
 
     def _to_user(self) -> str:
+        asked = self.leave_staged()
+        if asked is not None:
+            return asked
         self.mode, self.view = "user", None
         if self.changed:
             self.apply_due, self.changed = True, False
@@ -353,7 +371,12 @@ class VrpCli:
         return None
 
     def _answer(self, text: str) -> str:
-        self._question = None
+        question, self._question = self._question, None
+        if question == "uncommitted":
+            leave, output = self.answer_uncommitted(text)
+            if leave:
+                self.mode, self.view = "user", None
+            return output
         if text.lower() in ("y", "yes"):
             self.startup_config = self.running_config()
             self.saved = True
@@ -378,6 +401,8 @@ class VrpCli:
             return None if name is None else self.interface_detail(name)
         if rest == ["reload"]:
             return self.reload_shown
+        if rest == ["configuration", "trial", "status"] and self.two_stage:
+            return self.trial_status()
         return None
 
     def _display_this(self) -> str:
@@ -425,7 +450,7 @@ class VrpCli:
     def _set(self, attribute: str, value: Any) -> str:
         if getattr(self, attribute) != value:
             setattr(self, attribute, value)
-            self.changed = True
+            self.edited()
         return ""
 
     def _system(self, words: list[str], lower: list[str]) -> str | None:
@@ -498,7 +523,7 @@ class VrpCli:
             if entry not in self.statics:
                 raise _Refused("Error: The MAC address entry does not exist.")
             self.statics.discard(entry)
-            self.changed = True
+            self.edited()
             return ""
         port = self.ports[name]
         if vlan not in self.vlans:
@@ -507,14 +532,14 @@ class VrpCli:
             raise _Refused("Error: The interface %s does not belong to VLAN %d." % (name, vlan))
         if entry not in self.statics:
             self.statics.add(entry)
-            self.changed = True
+            self.edited()
         return ""
 
     # ---------------------------------------------------- interface view
     def _port_set(self, port: dict[str, Any], key: str, value: Any) -> str:
         if port[key] != value:
             port[key] = value
-            self.changed = True
+            self.edited()
         return ""
 
     def _interface_view(self, words: list[str], lower: list[str]) -> str | None:
@@ -578,7 +603,8 @@ class VrpCli:
             before = (set(port[kind]), set(port[other]))
             port[other] = port[other] - set(vlans)
             port[kind] = port[kind] | set(vlans)
-            self.changed = self.changed or before != (port[kind], port[other])
+            if before != (port[kind], port[other]):
+                self.edited()
             return ""
         return None
 
@@ -592,7 +618,8 @@ class VrpCli:
         port["untagged"] = port["untagged"] - set(vlans)
         port["tagged"] = port["tagged"] - set(vlans)
         self.statics = {entry for entry in self.statics if not (entry[2] == self.view and entry[0] in vlans)}
-        self.changed = self.changed or before != (port["untagged"], port["tagged"])
+        if before != (port["untagged"], port["tagged"]):
+            self.edited()
         return ""
 
 
@@ -606,4 +633,5 @@ def ovs_entry(running_config: str, interface_names: Mapping[Any, str] | None,
 
 
 EMULATION = Emulation(platform=huawei_vrp.PLATFORM, interpreter=VrpCli, ovs_entry=ovs_entry,
-                      config_modes=CONFIG_MODES, error=lambda message: "Error: %s\n" % message)
+                      config_modes=CONFIG_MODES, error=lambda message: "Error: %s\n" % message,
+                      options=lambda settings: {"two_stage": bool(settings.get("two_stage"))})
