@@ -7,11 +7,13 @@ resident responder"; root): a ring of four emulated switches (or --torus:
 4x4) on lab h3a, deployed, failover_plan.yml, failover_watch.yml started in
 the background; UDP probes between every host pair every --interval-ms;
 a link's veth cut in its switch's namespace, later set up again; then, with
---switch, every veth of one switch. Prints, per event, the time from the cut
-to the responder's detection, to the end of its urgent pushes, and each
-cut pair's recovery measured from the probes (the send time of its last
-lost datagram after the cut), with the datagrams lost.
-Usage: benchmarks/failover_watch_lab.py [--torus] [--switch] [--interval-ms 10]"""
+--switch, every veth of one switch (--switch-name, default sw10 on the
+torus), later up again; --repeat N times. Prints, per failure, the time from
+the cut to the responder's detection and to the end of its urgent pushes,
+the recovery measured from the probes (the send time of the last datagram
+lost after the cut, over every pair not attached to a failed switch), the
+datagrams lost, and the losses of each return to the base routing.
+Usage: benchmarks/failover_watch_lab.py [--torus] [--switch] [--repeat N] [--interval-ms 10]"""
 
 from __future__ import annotations
 
@@ -49,34 +51,15 @@ def _events(log):
     return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def _recovery(summary, cut, end):
-    """{pair: seconds from the cut to the send time of its last lost datagram before ``end``}."""
-    directory = summary["directory"]
-    results = {}
-    for name in json.load(open("%s/%s" % (directory, probes.RECORD), encoding="utf-8"))["hosts"]:
-        with open("%s/%s.json" % (directory, name), encoding="utf-8") as handle:
-            results[name] = json.load(handle)
-    recovery, lost = {}, 0
-    for source, sender in results.items():
-        for target, receiver in results.items():
-            if source != target:
-                _entry, missing = probes._pair_counts(sender, receiver, source, target, summary["since"])
-                times = [sender["start"] + sender["ticks_ms"][n] / 1000.0 for n in missing]
-                after = [when - cut for when in times if cut - 0.05 <= when <= end]
-                lost += len(after)
-                if after:
-                    recovery["%s->%s" % (source, target)] = round(max(after), 3)
-    return recovery, lost
-
-
 def _cut(info, ends, state):
-    """Set the veths of ``ends`` down or up, one command per switch (a whole switch at once)."""
+    """Set the veths of ``ends`` down or up, one ``ip -batch`` per switch (a whole switch at once)."""
     by_switch = {}
     for end in ends:
         switch, port = end.split(":")
-        by_switch.setdefault(switch, []).append("ip link set p%s %s" % (port, state))
+        by_switch.setdefault(switch, []).append("link set p%s %s" % (port, state))
     for switch, commands in by_switch.items():
-        netns_exec(info["layout"]["switches"][switch]["netns"], "sh", "-c", "; ".join(commands))
+        netns_exec(info["layout"]["switches"][switch]["netns"], "sh", "-c",
+                   "printf '%%s\\n' %s | ip -batch -" % " ".join("'%s'" % line for line in commands))
 
 
 def run(args):
@@ -102,32 +85,38 @@ def run(args):
             _play(info, "playbooks/deploy_routing.yml", "-e", "out=%s" % directory, "-e", "verify=false", *settings)
             _play(info, "playbooks/failover_plan.yml", "-e", "intent=%s" % directory)
         link = args.link or ("sw5:4" if args.torus else "sw2:3")
+        switch = args.switch_name or ("sw10" if args.torus else "sw1")
         watcher = subprocess.Popen(
             [str(ROOT / ".venv" / "bin" / "ansible-playbook"), "-i", str(topology), "-i", info["inventory"],
              "playbooks/failover_watch.yml", "-e", "intent=%s" % directory, "-e", "failover_watch_log=%s" % log,
-             "-e", "failover_watch_stop_file=%s" % stop, "-e", json.dumps({"failover_watch_preplan": [link]})],
+             "-e", "failover_watch_stop_file=%s" % stop,
+             "-e", json.dumps({"failover_watch_preplan": [link] + ([switch] if args.switch else [])})],
             cwd=str(ROOT), env=ansible_env(), stdout=open(directory / "watch.out", "w", encoding="utf-8"),
             stderr=subprocess.STDOUT, text=True)
         ready = _wait_for_after(log, 0, ("ready",))
         probes.start(info["layout"], interval=args.interval_ms / 1000.0)
         time.sleep(3.0)
         rows = []
-        rows.append(_one(info, log, [link], "link %s" % link, 1))
-        if args.switch:
-            switch = "sw1"
-            ends = ["%s:%s" % (switch, port) for port in _switch_ports(info, switch)]
-            rows.append(_one(info, log, ends, "switch %s" % switch, 0))
+        for _round in range(args.repeat):
+            rows.append(_one(info, log, [link], "link %s" % link, []))
+            if args.switch:
+                ends = ["%s:%s" % (switch, port) for port in _switch_ports(info, switch)]
+                rows.append(_one(info, log, ends, "switch %s" % switch, _hosts_of(info, switch)))
         stop.write_text("stop\n")
         watcher.wait(timeout=120)
         time.sleep(1.0)
-        summary = probes.stop(info["layout"])
-        table = []
-        for row in rows:
-            recovery, lost = _recovery(summary, row["cut"], row["back"])
-            row["lost_total"] = _recovery(summary, row["cut"], row["back"] + 600)[1]
-            row.update(recovery=recovery, lost=lost, worst=max(recovery.values(), default=0.0))
-            table.append(row)
-        print(json.dumps({"ready": ready, "rows": table}, indent=1, default=str))
+        windows = []
+        for row, following in zip(rows, rows[1:] + [None]):
+            windows.append({"name": row["what"] + " cut", "start": row["cut"], "end": row["back"],
+                            "exclude_hosts": row["gone"]})
+            windows.append({"name": row["what"] + " back", "start": row["back"],
+                            "end": following["cut"] if following else row["back"] + 3600})
+        summary = probes.stop(info["layout"], windows=windows, margin_s=0.0)
+        for row, cut, back in zip(rows, summary["windows"][::2], summary["windows"][1::2]):
+            row.update(recovered_s=cut["last_lost_s"], lost=cut["lost"], lost_own_hosts=cut.get("excluded", 0),
+                       lost_back=back["lost"])
+        print(json.dumps({"ready": ready, "rows": rows, "totals": summary["totals"],
+                          "outside": summary["outside"]}, indent=1, default=str))
     finally:
         if watcher is not None and watcher.poll() is None:
             stop.write_text("stop\n")
@@ -147,9 +136,14 @@ def _switch_ports(info, switch):
     return [end.port for link in topology.links for end in (link.a, link.b) if end.switch == switch]
 
 
-def _one(info, log, ends, what, restored):
+def _hosts_of(info, switch):
+    return sorted(name for name, host in info["layout"]["hosts"].items() if host.get("switch") == switch)
+
+
+def _one(info, log, ends, what, gone):
     """Cut ``ends``, wait until the responder has handled it (and its
-    background steps), bring them back, wait for the restore."""
+    background steps), bring them back, wait for the restore. ``gone``: the
+    hosts the failure cuts off for good (a failed switch's own)."""
     before = len(_events(log))
     cut = time.time()
     _cut(info, ends, "down")
@@ -158,7 +152,7 @@ def _one(info, log, ends, what, restored):
         _wait_for_after(log, before, ("settled",))
     back = time.time()
     _cut(info, ends, "up")
-    if restored:
+    if handled["event"] == "recovered":
         _wait_for_after(log, before, ("restored", "failed"))
         _wait_for_after(log, before, ("settled",), count=2)
     else:
@@ -166,7 +160,7 @@ def _one(info, log, ends, what, restored):
     time.sleep(2.0)
     entries = _events(log)[before:]
     detected = [entry for entry in entries if entry["event"] == "detected"]
-    return {"what": what, "cut": cut, "back": back,
+    return {"what": what, "cut": cut, "back": back, "gone": gone,
             "detected_after_s": round(detected[0]["at"] - cut, 3) if detected else None,
             "events": [(entry["event"], round(entry["at"] - cut, 3), entry.get("seconds_from_detection"),
                         entry.get("steps")) for entry in entries if entry["event"] != "detected"]}
@@ -186,7 +180,9 @@ def _wait_for_after(log, before, kinds, count=1, timeout=900.0):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--torus", action="store_true", help="a 4x4 torus (default: a ring of four)")
-    parser.add_argument("--switch", action="store_true", help="also fail a whole switch (sw1)")
+    parser.add_argument("--switch", action="store_true", help="also fail a whole switch")
+    parser.add_argument("--switch-name", help="the switch to fail (default sw10 on the torus, sw1 on the ring)")
+    parser.add_argument("--repeat", type=int, default=1, help="fail the link (and the switch) this many times")
     parser.add_argument("--link", help="the link to cut (an end)")
     parser.add_argument("--interval-ms", type=float, default=10.0)
     parser.add_argument("--reuse", action="store_true", help="the lab h3a is up and deployed: reuse it")
