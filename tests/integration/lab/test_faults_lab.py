@@ -13,8 +13,15 @@ mesh, lab ``faultsos6``; docs/reliability.md, "Faults injected"):
   (``lose_management``) is rolled back by the switch to its saved
   configuration; with the switch reachable the rollback is cancelled.
 
+and on a 2x2 mesh of emulated Huawei VRP switches (lab ``faultsvrp``),
+commit-confirm by VRP8's trial commit (``commit trial``, two-stage mode:
+``"two_stage": true`` in the switch's cli.json): a switch without it is
+refused before any switch is pushed; a push that cuts the switch off goes
+back when its trial ends; with the switch reachable the trial is
+confirmed; check mode and --diff do not arm anything.
+
 Each fault is injected through ``faults.json`` in the switch's directory,
-which the emulator (plugins/module_utils/lab/os6_cli.py) reads when a
+which the emulator (plugins/module_utils/lab/cli_emulator.py) reads when a
 session opens."""
 
 import json
@@ -29,8 +36,8 @@ from pathlib import Path
 import pytest
 from lab_helpers import ansible_playbook, cli_session, lab_with_output, netns_exec, tasks_by_name
 
-from ansible_collections.ethercluster.routing.plugins.module_utils.lab import expect, os6_cli
-from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import cli_diff, dell_os6, ovs
+from ansible_collections.ethercluster.routing.plugins.module_utils.lab import cli_emulator, expect, os6_cli
+from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import cli_diff, dell_os6, huawei_vrp, ovs
 from ansible_collections.ethercluster.routing.plugins.module_utils.verify.dot1q import Dot1qFabric
 
 pytestmark = pytest.mark.lab
@@ -45,16 +52,30 @@ name: faultsos6
 switch_defaults: {platform: dell_os6}
 generate: {kind: mesh, dims: [2, 2], hosts_per_switch: 1}
 """
+VRP_LAB = "faultsvrp"
+VRP_TOPOLOGY = TOPOLOGY.replace("Dell OS6", "Huawei VRP").replace("dell_os6", "huawei_vrp").replace(LAB, VRP_LAB)
+PLATFORM_MODULES = {"dell_os6": dell_os6, "huawei_vrp": huawei_vrp}
+
+
+def faults_lab(tmp_path_factory, name, text, networks, platform):
+    """Body of the module-scoped lab fixtures: the 2x2 mesh ``text`` as lab
+    ``name`` on ``networks`` (management, hosts), its switches on ``platform``."""
+    directory = tmp_path_factory.mktemp(name)
+    topology = directory / "topology.yml"
+    topology.write_text(text)
+    for the_lab in lab_with_output(name, topology, *networks, directory / "out"):
+        the_lab.update(topology=topology, platform=platform)
+        yield the_lab
 
 
 @pytest.fixture(scope="module")
 def lab(lab_machine, tmp_path_factory):
-    directory = tmp_path_factory.mktemp("faults_os6")
-    topology = directory / "topology.yml"
-    topology.write_text(TOPOLOGY)
-    for the_lab in lab_with_output(LAB, topology, "198.18.99.32/27", "10.92.0.0/16", directory / "out"):
-        the_lab["topology"] = topology
-        yield the_lab
+    yield from faults_lab(tmp_path_factory, LAB, TOPOLOGY, ("198.18.99.32/27", "10.92.0.0/16"), "dell_os6")
+
+
+@pytest.fixture(scope="module")
+def vrp_lab(lab_machine, tmp_path_factory):
+    yield from faults_lab(tmp_path_factory, VRP_LAB, VRP_TOPOLOGY, ("198.18.97.0/27", "10.93.0.0/16"), "huawei_vrp")
 
 
 def deploy(lab, *args):
@@ -87,7 +108,7 @@ def read(path):
 
 
 def running_config(lab, name):
-    return read(os.path.join(switch_dir(lab, name), os6_cli.RUNNING_FILE))
+    return read(os.path.join(switch_dir(lab, name), cli_emulator.RUNNING_FILE))
 
 
 def pipeline(lab, name):
@@ -103,13 +124,15 @@ def intent(lab):
 
 def holds_intent(lab, name):
     """The switch's CLI configuration and its data plane are the intent's."""
-    entry = intent(lab)["switches"][name]
-    return (dell_os6.parse(running_config(lab, name) or "") == dell_os6.parse(dell_os6.render(entry, name))
+    entry, platform = intent(lab)["switches"][name], PLATFORM_MODULES[lab["platform"]]
+    # VRP's running configuration has lines the renderer does not write (!Software Version)
+    held = platform.parse(running_config(lab, name) or "", strict=lab["platform"] == "dell_os6")
+    return (held == platform.parse(platform.render(entry, name))
             and pipeline(lab, name) == sorted(ovs.render(dict(entry, platform="ovs"), name)["flows"]))
 
 
 def inject(lab, name, faults):
-    path = os.path.join(switch_dir(lab, name), os6_cli.FAULTS_FILE)
+    path = os.path.join(switch_dir(lab, name), cli_emulator.FAULTS_FILE)
     if faults is None:
         if os.path.exists(path):
             os.remove(path)
@@ -303,3 +326,108 @@ def test_6_credentials_from_ansible_vault_never_appear_in_the_output(lab, tmp_pa
     assert re.search(r"switches: [0-9]+ changed, [0-9]+ unchanged \([^)]*\bsw0\b", output), output[-3000:]
     assert become not in output and password not in output
     assert all(holds_intent(lab, name) for name in SWITCHES)
+
+
+# ------------------------------------------------------------------ VRP: commit trial
+CLI_TASK = "Push the configuration over the CLI (only the lines that differ from the running configuration)"
+
+
+def two_stage(lab, name, on=True):
+    """Emulate switch ``name`` as a VRP8 switch with the two-stage mode
+    and trial commits (``on``) or as the S5700 (immediate mode only); the
+    emulator reads its cli.json when a session opens."""
+    path = os.path.join(switch_dir(lab, name), cli_emulator.SETTINGS_FILE)
+    settings = json.loads(read(path))
+    settings["two_stage"] = on
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(settings, handle)
+
+
+def vrp_wipe_vlans(lab, name):
+    """Delete the switch's routing VLANs by hand over its VRP CLI (committed
+    on a two-stage switch), as wipe_vlans does on OS6."""
+    batches = huawei_vrp.vlan_batches(intent(lab)["switches"][name]["vlans"])
+    staged = json.loads(read(os.path.join(switch_dir(lab, name), cli_emulator.SETTINGS_FILE))).get("two_stage")
+    lines = ["system-view"] + ["undo vlan batch %s" % batch for batch in batches] + (["commit"] if staged else [])
+    reply = cli_session(lab, name, lines + ["return", "quit"])
+    assert "Error" not in reply.stdout, reply.stdout
+    assert not holds_intent(lab, name)
+
+
+def trial_file(lab, name):
+    return os.path.join(switch_dir(lab, name), cli_emulator.TRIAL_FILE)
+
+
+def vrp_pending(lab, name):
+    entry = intent(lab)["switches"][name]
+    return cli_diff.diff_commands("huawei_vrp", running_config(lab, name), huawei_vrp.render(entry, name))
+
+
+def test_7_vrp_a_switch_without_a_trial_commit_is_refused_before_any_push(vrp_lab):
+    rc, output = deploy(vrp_lab)
+    assert rc == 0, output[-3000:]
+    assert all(holds_intent(vrp_lab, name) for name in SWITCHES)
+    # sw1 is an S series switch (immediate mode only), sw3 a VRP8 one: both have lines to take
+    vrp_wipe_vlans(vrp_lab, "sw1")
+    two_stage(vrp_lab, "sw3")
+    vrp_wipe_vlans(vrp_lab, "sw3")
+    before = {name: running_config(vrp_lab, name) for name in SWITCHES}
+    rc, output = deploy(vrp_lab, "-e", "confirm_timeout=60")
+    assert rc != 0
+    assert "nothing pushed to any switch: switch sw1: switch_deploy_confirm_timeout needs a trial commit" in output, \
+        output[-3000:]
+    assert "display configuration trial status answered:" in output and "Unrecognized command" in output
+    # nothing pushed anywhere: sw3 took no line and runs no trial
+    assert {name: running_config(vrp_lab, name) for name in SWITCHES} == before
+    assert not os.path.exists(trial_file(vrp_lab, "sw3"))
+    # with sw1 a VRP8 switch too, both are pushed with a trial and confirmed
+    two_stage(vrp_lab, "sw1")
+    rc, output = deploy(vrp_lab, "-e", "confirm_timeout=60")
+    assert rc == 0, output[-3000:]
+    assert "switches: 2 changed, 2 unchanged (sw1, sw3)" in output
+    assert not os.path.exists(trial_file(vrp_lab, "sw1")) and not os.path.exists(trial_file(vrp_lab, "sw3"))
+    assert all(holds_intent(vrp_lab, name) for name in SWITCHES)
+    two_stage(vrp_lab, "sw1", on=False)
+
+
+def test_8_vrp_check_mode_and_diff_show_the_lines_and_arm_nothing(vrp_lab):
+    vrp_wipe_vlans(vrp_lab, "sw3")
+    commands, before = vrp_pending(vrp_lab, "sw3"), running_config(vrp_lab, "sw3")
+    proc = ansible_playbook("-i", vrp_lab["topology"], "-i", vrp_lab["inventory"], "playbooks/deploy_routing.yml",
+                            "-e", "out=%s" % vrp_lab["out"], "-e", "confirm_timeout=60", "--check", "--diff")
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    result = tasks_by_name(proc.stdout)[CLI_TASK]["sw3"]
+    assert result["changed"] and result["commands"] == commands  # no trial commit among them
+    assert running_config(vrp_lab, "sw3") == before and not os.path.exists(trial_file(vrp_lab, "sw3"))
+
+
+def test_9_vrp_commit_trial_rolls_back_a_switch_the_push_cut_off(vrp_lab):
+    before = (running_config(vrp_lab, "sw3"), pipeline(vrp_lab, "sw3"))
+    assert not holds_intent(vrp_lab, "sw3")  # test_8 left it without its VLANs
+    # a trial of 30 s whatever is asked (VRP's shortest is 60 s): the controller gives up about 10 s
+    # after the push, the switch goes back when the trial ends
+    inject(vrp_lab, "sw3", {"lose_management": True, "trial_seconds": 30})
+    try:
+        rc, output = deploy(vrp_lab, "-e", "confirm_timeout=10")
+        assert rc != 0
+        assert "switch sw3: pushed, but not reached again within 10 s" in output, output[-3000:]
+        assert "its trial ends 60 s after the trial commit that ended the push, and it goes back to the " \
+            "configuration it ran before this push" in output
+        deadline = time.monotonic() + 90
+        while os.path.exists(trial_file(vrp_lab, "sw3")) and time.monotonic() < deadline:
+            time.sleep(1)
+    finally:
+        inject(vrp_lab, "sw3", None)
+    assert not os.path.exists(trial_file(vrp_lab, "sw3")), "the trial did not end"
+    assert not os.path.exists(os.path.join(switch_dir(vrp_lab, "sw3"), cli_emulator.MGMT_LOST_FILE))
+    assert huawei_vrp.parse(running_config(vrp_lab, "sw3"), strict=False) == huawei_vrp.parse(before[0], strict=False)
+    assert pipeline(vrp_lab, "sw3") == before[1]
+    assert all(holds_intent(vrp_lab, name) for name in ("sw0", "sw1", "sw2"))
+    rc, output = deploy(vrp_lab, "-e", "confirm_timeout=60")
+    assert rc == 0, output[-3000:]
+    assert "switches: 1 changed, 3 unchanged (sw3)" in output
+    assert not os.path.exists(trial_file(vrp_lab, "sw3"))  # confirmed: the trial's timer is gone
+    assert all(holds_intent(vrp_lab, name) for name in SWITCHES)
+    rc, output = deploy(vrp_lab, "-e", "confirm_timeout=60")
+    assert rc == 0 and "switches: 0 changed, 4 unchanged" in output, output[-3000:]
+    assert not os.path.exists(trial_file(vrp_lab, "sw3"))  # nothing to push: no trial
