@@ -166,6 +166,13 @@ class _Planner:
         self.by_bank[bank] = self.last
         return self.last
 
+    def chosen(self, outcome: Data) -> Transition:
+        """The transition the executor ran (or found done), by its first bank."""
+        found = self.by_bank.get(outcome["banks"][0]) if outcome.get("banks") else None
+        if found is None:    # execute plans before it runs or returns
+            raise RedeployError("internal: the executor returned without planning")
+        return found
+
 
 def _outcome(mode: str, reason: str, **fields: Any) -> Data:
     """The plain-data result of :func:`redeploy` (``mode``: ``push`` -- the
@@ -243,9 +250,7 @@ def redeploy(topology: Topology, driver: Any, intent: Data, hints: Iterable[Any]
         held, planner = _interrupted(topology, driver, options, wanted, down, wait_s, allow_drain, state)
     outcome = failover_run.execute(topology, driver, planner, check_mode=check_mode, log=log,
                                    max_parallel=max_parallel)
-    chosen = planner.by_bank.get(outcome["banks"][0]) if outcome.get("banks") else None
-    if chosen is None:    # execute plans before it runs or returns
-        raise RedeployError("internal: the executor returned without planning")
+    chosen = planner.chosen(outcome)
     return _outcome("moved", "re-deploy %s -> %s: %s" % (_describe(held), _describe(wanted), outcome["reason"]),
                     **{key: value for key, value in outcome.items() if key != "reason"},
                     held=_describe(held), held_bank=chosen.banks[0], intent=chosen.after)
