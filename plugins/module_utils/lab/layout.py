@@ -63,11 +63,11 @@ GAP_FROM_PROFILE = "profile"
 OVS_SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
 # platform -> default interface name pattern of the ports its emulated CLI has
 CLI_PLATFORMS = {"dell_os6": "Gi1/0/{port}", "huawei_vrp": "GigabitEthernet0/0/{port}"}
-# The niceness each switch daemon runs at (its pid file -> nice value). An emulated switch
-# stands for dedicated hardware: its forwarding (ovs-vswitchd's main loop reads every port's
-# packet socket) and its control plane (ovsdb-server; sshd, whose sessions run the pushes) go
-# before the machine's other work, so a busy machine slows them down less than it starves
-# them. Measured why: docs/lab.md, "Under load". The probe agents run at +10 (probes.py).
+# The niceness each switch daemon runs at (its pid file -> nice value; runner.prioritize_daemons
+# gives it to every thread and to the daemon's autogroup). An emulated switch stands for dedicated
+# hardware: its forwarding (ovs-vswitchd's main loop reads every port's packet socket, which
+# overflows when the loop waits for a CPU) and its control plane (ovsdb-server, sshd) go before
+# the machine's other work. Measured why: docs/lab.md, "Under load".
 DAEMON_NICENESS = {"ovs-vswitchd.pid": -10, "ovsdb-server.pid": -5, "sshd.pid": -5}
 # the directory holding ansible_collections/ of this code (PYTHONPATH of the emulator)
 COLLECTIONS_DIR = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)),

@@ -267,13 +267,46 @@ def set_niceness(pid: int, niceness: int, threads: Callable[[int], list[int]] = 
     return done
 
 
-def prioritize_daemons(layout: dict[str, Any],
-                       renice: Callable[[int, int], list[int]] = set_niceness) -> dict[str, dict[str, int]]:
+def session_leader(pid: int, proc: str = "/proc") -> bool:
+    """Whether process ``pid`` leads its own session (field 6 of stat(5))."""
+    try:
+        with open("%s/%d/stat" % (proc, pid), "r", encoding="utf-8") as handle:
+            return int(handle.read().rpartition(")")[2].split()[3]) == pid
+    except (OSError, ValueError, IndexError):
+        return False
+
+
+def set_autogroup_niceness(pid: int, niceness: int, proc: str = "/proc") -> bool:
+    """Give the autogroup of process ``pid`` the nice value ``niceness``;
+    False when the kernel groups no processes so, or when ``pid`` shares its
+    group (it leads no session of its own: the group is its starter's).
+
+    A kernel with autogroups (``kernel.sched_autogroup_enabled``, Debian's
+    default) puts every session in a group of its own and shares the CPUs
+    between the groups first: the daemons detach into sessions of their
+    own, so their threads' nice values count only inside their one-daemon
+    groups, and the group's value is what weighs against other work."""
+    path = "%s/%d/autogroup" % (proc, pid)
+    try:
+        with open("%s/sys/kernel/sched_autogroup_enabled" % proc, "r", encoding="utf-8") as handle:
+            enabled = handle.read().strip() == "1"
+    except OSError:
+        return False
+    if not enabled or not os.path.exists(path) or not session_leader(pid, proc):
+        return False
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write("%d\n" % niceness)
+    return True
+
+
+def prioritize_daemons(layout: dict[str, Any], renice: Callable[[int, int], list[int]] = set_niceness,
+                       regroup: Callable[[int, int], bool] = set_autogroup_niceness) -> dict[str, dict[str, Any]]:
     """Run every switch daemon of the lab at the layout's
-    ``daemon_niceness`` (docs/lab.md, "Under load"); sshd's sessions (the
-    pushes) inherit its value. Returns ``{switch: {pid file: threads set}}``;
+    ``daemon_niceness`` (docs/lab.md, "Under load"): every thread, and the
+    daemon's autogroup where the kernel has them. Returns ``{switch: {pid
+    file: {"threads": threads set, "autogroup": whether its group was}}}``;
     LabError naming the switch and daemon when one cannot be set."""
-    done: dict[str, dict[str, int]] = {}
+    done: dict[str, dict[str, Any]] = {}
     for name, sw in layout["switches"].items():
         for pidfile, niceness in layout.get("daemon_niceness", {}).items():
             pid = _pid_from(os.path.join(sw["dir"], pidfile))
@@ -281,13 +314,14 @@ def prioritize_daemons(layout: dict[str, Any],
                 raise LabError("%s: %s has no pid: cannot give it nice %d" % (name, pidfile[:-4], niceness))
             try:
                 threads = renice(pid, niceness)
+                grouped = bool(threads) and regroup(pid, niceness)
             except OSError as exc:
                 raise LabError("%s: cannot give %s (pid %d) nice %d: %s"
                                % (name, pidfile[:-4], pid, niceness, exc))
             if not threads:
                 raise LabError("%s: %s (pid %d) is gone: cannot give it nice %d"
                                % (name, pidfile[:-4], pid, niceness))
-            done.setdefault(name, {})[pidfile] = len(threads)
+            done.setdefault(name, {})[pidfile] = {"threads": len(threads), "autogroup": grouped}
     return done
 
 

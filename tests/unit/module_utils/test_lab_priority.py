@@ -1,8 +1,11 @@
 """The scheduling priority of the lab's switch daemons (docs/lab.md, "Under
 load"): the layout carries a nice value per daemon, lab_up gives it to
-every thread of each daemon. The renicing itself is tested on a real child
-process (raising a nice value needs no root)."""
+every thread of each daemon and to the daemon's autogroup (a kernel with
+autogroups shares the CPUs between sessions first, and each daemon leads a
+session of its own). The renicing is tested on real child processes
+(raising a nice value needs no root)."""
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -83,12 +86,20 @@ def test_each_daemon_of_each_switch_gets_its_value(tmp_path):
     calls = []
 
     def renice(pid, value):
-        calls.append((pid, value))
+        calls.append(("threads", pid, value))
         return [pid, pid + 1] if value == -10 else [pid]
 
-    done = runner.prioritize_daemons(layout, renice=renice)
-    assert sorted(calls) == [(100, -10), (100, -5), (200, -10), (200, -5)]
-    assert done == {"sw0": {"ovs-vswitchd.pid": 2, "sshd.pid": 1}, "sw1": {"ovs-vswitchd.pid": 2, "sshd.pid": 1}}
+    def regroup(pid, value):
+        calls.append(("autogroup", pid, value))
+        return pid == 100
+
+    done = runner.prioritize_daemons(layout, renice=renice, regroup=regroup)
+    assert sorted(calls) == [(kind, pid, value) for kind in ("autogroup", "threads")
+                             for pid in (100, 200) for value in (-10, -5)]
+    assert done == {"sw0": {"ovs-vswitchd.pid": {"threads": 2, "autogroup": True},
+                            "sshd.pid": {"threads": 1, "autogroup": True}},
+                    "sw1": {"ovs-vswitchd.pid": {"threads": 2, "autogroup": False},
+                            "sshd.pid": {"threads": 1, "autogroup": False}}}
 
 
 def test_a_daemon_that_cannot_be_reniced_is_named(tmp_path):
@@ -101,11 +112,14 @@ def test_a_daemon_that_cannot_be_reniced_is_named(tmp_path):
         runner.prioritize_daemons(layout, renice=refused)
     assert str(raised.value) == "sw0: cannot give sshd (pid 100) nice -5: [Errno 1] Operation not permitted"
     with pytest.raises(LabError) as raised:
+        runner.prioritize_daemons(layout, renice=lambda pid, value: [pid], regroup=refused)
+    assert str(raised.value) == "sw0: cannot give sshd (pid 100) nice -5: [Errno 1] Operation not permitted"
+    with pytest.raises(LabError) as raised:
         runner.prioritize_daemons(layout, renice=lambda pid, value: [])
     assert str(raised.value) == "sw0: sshd (pid 100) is gone: cannot give it nice -5"
     missing = _layout_with_pidfiles(tmp_path, {"ovs-vswitchd.pid": -10}, {"sw1": None})
     with pytest.raises(LabError) as raised:
-        runner.prioritize_daemons(missing, renice=lambda pid, value: [pid])
+        runner.prioritize_daemons(missing, renice=lambda pid, value: [pid], regroup=lambda pid, value: True)
     assert str(raised.value) == "sw1: ovs-vswitchd has no pid: cannot give it nice -10"
 
 
@@ -142,3 +156,44 @@ def test_a_real_process_gets_the_value_on_every_thread_and_on_threads_it_starts_
         child.kill()
         child.wait()
     assert runner.thread_ids(child.pid) == []
+
+
+def _fake_proc(tmp_path, pid, session, enabled="1"):
+    """A /proc with process ``pid`` (session ``session``) and the autogroup switch."""
+    (tmp_path / "sys" / "kernel").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "sys" / "kernel" / "sched_autogroup_enabled").write_text(enabled + "\n")
+    (tmp_path / str(pid)).mkdir()
+    (tmp_path / str(pid) / "stat").write_text("%d (ovs-vswitchd) S 1 %d %d 0 -1 4194560\n" % (pid, pid, session))
+    (tmp_path / str(pid) / "autogroup").write_text("/autogroup-42 nice 0\n")
+    return str(tmp_path)
+
+
+def test_the_autogroup_is_set_only_for_a_daemon_that_leads_its_session(tmp_path):
+    proc = _fake_proc(tmp_path / "own", 300, 300)
+    assert runner.set_autogroup_niceness(300, -10, proc=proc)
+    assert (tmp_path / "own" / "300" / "autogroup").read_text() == "-10\n"
+    # a daemon in its starter's session shares that group: it is left alone
+    proc = _fake_proc(tmp_path / "shared", 301, 250)
+    assert not runner.set_autogroup_niceness(301, -10, proc=proc)
+    assert (tmp_path / "shared" / "301" / "autogroup").read_text() == "/autogroup-42 nice 0\n"
+    # autogroups off: the threads' nice values decide
+    proc = _fake_proc(tmp_path / "off", 302, 302, enabled="0")
+    assert not runner.set_autogroup_niceness(302, -10, proc=proc)
+    assert not runner.set_autogroup_niceness(303, -10, proc=str(tmp_path / "none"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/autogroup").exists(), reason="this kernel has no autogroups")
+def test_a_real_session_leader_gets_the_value_on_its_autogroup():
+    enabled = Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip() == "1"
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.readline()"], stdin=subprocess.PIPE,
+                             start_new_session=True)
+    try:
+        assert runner.session_leader(child.pid)
+        assert runner.session_leader(os.getpid()) == (os.getsid(0) == os.getpid())
+        assert runner.set_autogroup_niceness(child.pid, 7) == enabled
+        if enabled:
+            assert Path("/proc/%d/autogroup" % child.pid).read_text().split()[-2:] == ["nice", "7"]
+            assert Path("/proc/self/autogroup").read_text() != Path("/proc/%d/autogroup" % child.pid).read_text()
+    finally:
+        child.kill()
+        child.wait()
