@@ -22,9 +22,10 @@ description:
   - O(action=failed) applies the backup of a failed link (O(link)) or switch (O(switch)) to the switches,
     make-before-break through the other VLAN bank, the switches whose entries change flipped first, with the
     transitions' proof (the failed link is treated as dead; a failed switch is neither read nor written, frames sent
-    to it are lost at the failure, and every surviving pair is proven delivered around it; docs/failover.md). The stored backup is used when it fits the deployed routing, else it is
-    computed on the spot. No drain is ever done; when no proven order exists the task fails and says that only a
-    halt-and-drain and a fresh plan recover.
+    to it are lost at the failure, and every surviving pair is proven delivered around it; docs/failover.md).
+    The stored backup is used when it fits the deployed routing, else it is computed on the spot. No drain is
+    ever done; when no proven order exists the task fails and says that only a halt-and-drain and a fresh plan
+    recover.
   - O(action=restored) returns from that backup to the base routing once the link (every link of the switch) is
     back; a returned switch must hold what it held before it failed (the base routing).
   - The switches are read first; a run that stopped midway is resumed, a second run changes nothing.

@@ -323,8 +323,8 @@ class Session:
         first (lab fault ``trial_seconds``: its length)."""
         self.cli.trial_request = None
         seconds = float(self.faults.get("trial_seconds") or request["seconds"])
-        at = self.start_timer("--trial-after", seconds, {"persist": request.get("persist"),
-                                                        "rollback": request["rollback"]})
+        at = self.start_timer("--trial-after", seconds,
+                              {"persist": request.get("persist"), "rollback": request["rollback"]})
         self.cli.trial = dict(self.cli.trial or {}, at=at, persist=request.get("persist"), mine=True)
 
     def close(self) -> None:

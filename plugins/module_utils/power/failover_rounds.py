@@ -54,7 +54,7 @@ Entries = dict[str, Data]
 def _proof(topology: Topology, failure: Failure) -> _Proof:
     """A proof for ``failure``'s states: a failed switch's hosts neither send
     nor receive, and frames sent into its links are lost there."""
-    absent = [failure.switch] if failure.kind == "switch" else []
+    absent = [failure.switch] if failure.switch is not None else []
     dead = [(switch, port) for switch, ports in _failed_ports(topology, failure).items() for port in ports]
     return _Proof(_working_topology(topology), "failover", failure.name, absent=absent,
                   dead_ports=dead if absent else ())

@@ -129,7 +129,7 @@ def _failed_ports(topology: Topology, failure: Failure) -> dict[str, set[str]]:
 def _frozen(made: Any, failure: Failure, held: Any) -> Any:
     """``made`` with the failed switch holding what it held (``held``'s
     entry): it cannot be reached, so no step may write it."""
-    if failure.kind != "switch":
+    if failure.switch is None:
         return made
     return _PlanView(made, {failure.switch: held.intent["switches"][failure.switch]})
 
@@ -175,7 +175,7 @@ def _plan(topology: Topology, options: Data, failure: Failure, bank: str, stored
                             "and a fresh plan recover; nothing planned" % (label, exc)) from None
     transition = _transition(run, router, "restore" if restore else "failover", before, done, True, None, started)
     transition.link = {"a": "", "b": "", "name": failure.name}
-    if failure.kind == "switch":
+    if failure.switch is not None:
         _leave_out(transition, failure.switch)
     transition.proof["failure"] = {key: entry[key] for key in ("kind", "name", "links", "switch", "switches",
                                                                "pairs_affected", "pairs_disjoint")}

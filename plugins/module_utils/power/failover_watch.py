@@ -554,8 +554,7 @@ class Responder:
                                               "pairs_lost")} if entry else {}
         return self.log("not_pushed", name=event["name"], kind=event["kind"], detected=event["at"], backup=backup,
                         why="no proven failover was planned for this switch (%s): nothing pushed; the pairs "
-                            "crossing it are cut until it returns" % (backup.get("reason") or "see ready's "
-                                                                        "not_planned"))
+                            "crossing it are cut until it returns" % (backup.get("reason") or "see ready's not_planned"))
 
     # ------------------------------------------------------------ running
     def _run(self, event: Data, transition: Transition, first: list[str], how: str, down: set[int],

@@ -328,8 +328,7 @@ def _merge_entry(old: Intent, new: Intent, use_new: bool, extra_old: dict[str, A
         if extra:
             static.extend(extra["static"])
     # the same entry in both banks (an unchanged switch of a failed one) once
-    seen: set[tuple[Any, ...]] = set()
-    static = [item for item in static if not (_static_key(item) in seen or seen.add(_static_key(item)))]
+    static = list({_static_key(item): item for item in static}.values())
     entry = dict(new if use_new else old)
     entry["vlans"] = sorted(set(old["vlans"]) | set(new["vlans"]))
     entry["ports"] = ports

@@ -64,7 +64,7 @@ def test_flipping_every_changing_switch_at_once_floods_in_some_mix(planned):
     installed = transition.states[1]["intent"]
     rng = random.Random(7)
     names = sorted(flips)
-    found = next((chosen for chosen in (rng.sample(names, rng.randint(1, len(names) - 1)) for _ in range(300))
+    found = next((chosen for chosen in (rng.sample(names, rng.randint(1, len(names) - 1)) for _attempt in range(300))
                   if _bad_pairs(_mix(installed, flips, chosen), failure)), None)
     assert found is not None
 
@@ -79,7 +79,7 @@ def test_every_mix_inside_a_round_is_clean_and_the_last_round_delivers_every_pai
     state = rounded.before
     for step in rounded.steps[:rounds]:
         names = sorted(step["switches"])
-        for _ in range(12):
+        for _attempt in range(12):
             chosen = rng.sample(names, rng.randint(0, len(names)))
             assert _bad_pairs(_mix(state, step["switches"], chosen), failure) == [], (step["name"], chosen)
         state = _mix(state, step["switches"], names)

@@ -12,9 +12,7 @@ run stopped midway and changes nothing the second time."""
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
-from pathlib import Path
 
 import networkx as nx
 import pytest
@@ -25,12 +23,10 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.power import 
 from ansible_collections.ethercluster.routing.plugins.module_utils.power.failover import FailoverError, resolve_failure
 from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition_run import TransitionRunError
 from ansible_collections.ethercluster.routing.plugins.module_utils.verify.dot1q import Dot1qFabric
+from power_helpers import module_utils_test
 
 OPTIONS = {"engine": "segment", "assignment": "renamed", "engine_options": None}
-_SPEC = importlib.util.spec_from_file_location(
-    "transition_run_fakes", Path(__file__).resolve().parents[1] / "module_utils" / "test_transition_run.py")
-FAKES = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(FAKES)
+FAKES = module_utils_test("test_transition_run")
 
 
 def torus():
@@ -54,11 +50,16 @@ def _cut_pairs(intent):
     return cut
 
 
+def _planned(**what):
+    """The torus, the failure ``what`` names, and its failover from bank A."""
+    topology = torus()
+    failure = resolve_failure(topology, **what)
+    return topology, failure, failover_run.plan_failover(topology, OPTIONS, failure, "A")
+
+
 @pytest.fixture(scope="module")
 def failed():
-    topology = torus()
-    failure = resolve_failure(topology, link="sw5:4")
-    return topology, failure, failover_run.plan_failover(topology, OPTIONS, failure, "A")
+    return _planned(link="sw5:4")
 
 
 def test_pairs_deliver_again_once_the_changed_switches_flipped(failed):
@@ -119,9 +120,7 @@ def _cut_survivors(intent, topology, switch):
 
 @pytest.fixture(scope="module")
 def switch_failed():
-    topology = torus()
-    failure = resolve_failure(topology, switch="sw10")
-    return topology, failure, failover_run.plan_failover(topology, OPTIONS, failure, "A")
+    return _planned(switch="sw10")
 
 
 def test_a_switch_failure_is_pushed_around_the_switch_without_touching_it(switch_failed):

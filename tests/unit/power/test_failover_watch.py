@@ -12,11 +12,9 @@ the long-poll loop stops on its count."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
@@ -24,11 +22,9 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topolo
 from ansible_collections.ethercluster.routing.plugins.module_utils.intent.build import plan
 from ansible_collections.ethercluster.routing.plugins.module_utils.power import failover_watch as fw
 from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition_run import TransitionRunError
+from power_helpers import module_utils_test
 
-_SPEC = importlib.util.spec_from_file_location(
-    "transition_run_fakes", Path(__file__).resolve().parents[1] / "module_utils" / "test_transition_run.py")
-FAKES = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(FAKES)
+FAKES = module_utils_test("test_transition_run")
 
 RING = topology_from_data({
     "name": "ring4", "switches": {"sw%d" % i: {} for i in range(4)},
@@ -297,7 +293,7 @@ def fake_switch(tmp_path):
             time.sleep(change_after)
             state.write_text(DOWN)
             trigger.write_text("")
-        out, _ = proc.communicate(timeout=30)
+        out, _err = proc.communicate(timeout=30)
         return proc.returncode, out, time.monotonic() - started
     return run
 

@@ -15,10 +15,8 @@ the way there and waits before it removes the bank the install added."""
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import re
-from pathlib import Path
 
 import pytest
 
@@ -30,11 +28,9 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.power.transit
     rollback_steps,
 )
 from ansible_collections.ethercluster.routing.plugins.module_utils.verify.dot1q import Dot1qFabric
+from power_helpers import module_utils_test
 
-_SPEC = importlib.util.spec_from_file_location(
-    "transition_run_fakes", Path(__file__).resolve().parents[1] / "module_utils" / "test_transition_run.py")
-FAKES = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(FAKES)
+FAKES = module_utils_test("test_transition_run")
 RING, LINK = FAKES.RING, FAKES.LINK  # switched off: sw1:3--sw2:2
 CUT = "sw0:2--sw1:2"
 
