@@ -11,8 +11,6 @@ a drain is allowed, and then the drain says so."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 
 import networkx as nx
 import pytest
@@ -21,6 +19,7 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topolo
 from ansible_collections.ethercluster.routing.plugins.module_utils.intent.build import plan
 from ansible_collections.ethercluster.routing.plugins.module_utils.power.redeploy import plan_redeploy
 from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition_proof import TransitionError
+from power_helpers import module_utils_test
 
 
 def torus():
@@ -28,10 +27,7 @@ def torus():
 
 
 # the link transitions' independent check: every pair once, untagged, by static entries, no storm
-_SPEC = importlib.util.spec_from_file_location(
-    "transition_checks", Path(__file__).resolve().parents[1] / "module_utils" / "test_transition.py")
-CHECKS = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(CHECKS)
+CHECKS = module_utils_test("test_transition")
 _delivers = CHECKS._verify
 
 
@@ -61,18 +57,32 @@ def test_updown_unbalanced_moves_order_free_and_every_state_delivers():
                 assert config.get("admin", "up") == "up", (name, port)
 
 
-def test_other_engine_needs_a_drain_refused_by_default_then_said():
+def test_another_root_needs_a_drain_refused_by_default_then_said():
+    # up*/down* rooted elsewhere: no flip order and no bridge passes (the mixed paths flood)
     topology = torus()
+    rerooted = {"engine": "updown", "engine_options": {"root": "sw5"}}
     with pytest.raises(TransitionError) as caught:
-        plan_redeploy(topology, {"engine": "updown"}, {"engine": "segment"})
+        plan_redeploy(topology, {"engine": "updown"}, rerooted)
     assert "only a drain" in str(caught.value) and "nothing planned" in str(caught.value)
-    transition = plan_redeploy(topology, {"engine": "updown"}, {"engine": "segment"}, allow_drain=True)
+    transition = plan_redeploy(topology, {"engine": "updown"}, rerooted, allow_drain=True)
     assert transition.proof["drain"]
     assert any("frames sent meanwhile are lost" in note for note in transition.proof["notes"])
     drains = [step for step in transition.steps if step["kind"] == "drain"]
     assert drains and "LOST" in drains[0]["why"]
+    assert transition.after["switches"] == plan(topology, bank="B", engine="updown", assignment="renamed",
+                                                engine_options={"root": "sw5"}).intent["switches"]
+
+
+def test_other_engine_moves_through_a_bridge_without_a_drain():
+    # updown and segment together close a dependency cycle: old -> bridge -> new (redeploy_bridge.py)
+    topology = torus()
+    transition = plan_redeploy(topology, {"engine": "updown"}, {"engine": "segment"}, current_bank="A")
+    assert not transition.proof["drain"] and transition.proof["bridge"]["bank"] == "B"
+    assert transition.banks == ["A", "B", "A"]
+    assert "drain" not in [step["kind"] for step in transition.steps]
     assert transition.after["fabric"]["routing"] == "segment"
-    assert transition.after["switches"] == plan(topology, bank="B", engine="segment", assignment="renamed").intent["switches"]
+    assert transition.after["switches"] == plan(topology, bank="A", engine="segment",
+                                                assignment="renamed").intent["switches"]
 
 
 def test_links_down_both_routings_avoid_them():

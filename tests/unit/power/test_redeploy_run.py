@@ -95,17 +95,25 @@ def test_a_stopped_re_deploy_is_recognised_from_both_banks_and_resumed():
 
 def test_no_proven_move_is_refused_before_any_write_unless_a_drain_is_allowed():
     fake = holding(intent())
+    rerooted = {"root": "sw5"}
     with pytest.raises(RedeployError) as caught:
-        redeploy_run.redeploy(TORUS, fake, intent(engine="segment"))
+        redeploy_run.redeploy(TORUS, fake, intent(engine_options=rerooted))
     message = str(caught.value)
     assert message.startswith("nothing pushed to any switch: the switches hold updown (renamed) in bank A, "
-                              "the intent is segment (renamed")
+                              "the intent is updown (renamed, {'root': 'sw5'}")
     assert "flood" in message or "cycle" in message
     assert "switch_deploy_allow_drain: true" in message and "transition_allow_drain" not in message
     assert fake.writes == []
-    drained = redeploy_run.redeploy(TORUS, fake, intent(engine="segment"), allow_drain=True)
+    drained = redeploy_run.redeploy(TORUS, fake, intent(engine_options=rerooted), allow_drain=True)
     assert drained["mode"] == "moved" and drained["proof"]["drain"]
-    assert not differing(read_states(fake, TORUS.switch_names()), intent("B", engine="segment")["switches"])
+    assert not differing(read_states(fake, TORUS.switch_names()), intent("B", engine_options=rerooted)["switches"])
+
+
+def test_another_engine_moves_through_a_bridge_and_ends_in_the_starting_bank():
+    fake = holding(intent())
+    moved = redeploy_run.redeploy(TORUS, fake, intent(engine="segment"))
+    assert moved["mode"] == "moved" and not moved["proof"]["drain"] and moved["proof"]["bridge"]
+    assert not differing(read_states(fake, TORUS.switch_names()), intent("A", engine="segment")["switches"])
 
 
 def test_the_held_routing_is_what_the_switches_hold_a_hint_only_a_candidate():
@@ -148,3 +156,12 @@ def test_a_switch_that_cannot_be_read_is_named_before_any_write():
     with pytest.raises(redeploy_run.UnreachedSwitch) as caught:
         redeploy_run.redeploy(TORUS, fake, intent(engine_options=UNBALANCED))
     assert caught.value.switch == "sw7" and "port 22" in str(caught.value) and fake.writes == []
+
+
+def test_after_a_bridged_move_the_same_intent_is_held():
+    fake = holding(intent())
+    redeploy_run.redeploy(TORUS, fake, intent(engine="segment"))
+    again = redeploy_run.redeploy(TORUS, fake, intent(engine="segment"))     # the bank it ended in: bank A
+    assert again["mode"] == "push" and "hold this intent already" in again["reason"] and not again["changed"]
+    other_bank = redeploy_run.redeploy(TORUS, fake, intent("B", engine="segment"))
+    assert other_bank["mode"] == "held" and not other_bank["changed"], other_bank["reason"]
