@@ -32,6 +32,12 @@ rounds pass through, with one dependency graph that must stay acyclic, and
 every surviving pair must be delivered around the failure after the last
 round. When the greedy rounds get stuck (no switch can flip alone from the
 state they reached), the planned one-switch-at-a-time flips are kept.
+
+A restore (:func:`.failover_run.plan_restore`: back from the backup to the
+base once the failed part has carrier again) is grouped the same way
+(``restore=True``): its carrier waits stay first, then its install and all
+its flips become rounds. Nothing is failed then, so every window must
+deliver every pair, the returned switch's host included.
 """
 
 from __future__ import annotations
@@ -51,19 +57,23 @@ Data = dict[str, Any]
 Entries = dict[str, Data]
 
 
-def _proof(topology: Topology, failure: Failure) -> _Proof:
+def _proof(topology: Topology, failure: Failure, restore: bool = False) -> _Proof:
     """A proof for ``failure``'s states: a failed switch's hosts neither send
-    nor receive, and frames sent into its links are lost there."""
+    nor receive, and frames sent into its links are lost there (none of
+    that for a ``restore``: the failed part is back)."""
+    if restore:
+        return _Proof(_working_topology(topology), "restore", failure.name)
     absent = [failure.switch] if failure.switch is not None else []
     dead = [(switch, port) for switch, ports in _failed_ports(topology, failure).items() for port in ports]
     return _Proof(_working_topology(topology), "failover", failure.name, absent=absent,
                   dead_ports=dead if absent else ())
 
 
-def _passes(topology: Topology, failure: Failure, before: Data, entries: Entries, so_far: _Proof) -> bool:
+def _passes(topology: Topology, failure: Failure, before: Data, entries: Entries, so_far: _Proof,
+            restore: bool) -> bool:
     """Whether the round writing ``entries`` from ``before`` passes its window
     with the dependencies of the rounds before it (``so_far``, left as it is)."""
-    scratch = _proof(topology, failure)
+    scratch = _proof(topology, failure, restore)
     scratch.dependencies = so_far.dependencies.copy()
     try:
         _check_window(scratch, before, dict(before, switches=dict(before["switches"], **entries)), "round",
@@ -74,17 +84,17 @@ def _passes(topology: Topology, failure: Failure, before: Data, entries: Entries
 
 
 def _greedy(topology: Topology, failure: Failure, before: Data, install: Entries, flips: Entries,
-            order: list[str]) -> list[Entries] | None:
+            order: list[str], restore: bool = False) -> list[Entries] | None:
     """The rounds' entries (module doc), or None when stuck."""
     rounds: list[Entries] = []
-    so_far = _proof(topology, failure)
+    so_far = _proof(topology, failure, restore)
     current, left = before, list(order)
     base: Entries = dict(install)
     while left:
         chosen: Entries = dict(base)
         for switch in list(left):
             trial = dict(chosen, **{switch: flips[switch]})
-            if _passes(topology, failure, current, trial, so_far):
+            if _passes(topology, failure, current, trial, so_far, restore):
                 chosen = trial
                 left.remove(switch)
         if chosen == base and base == {}:
@@ -96,61 +106,80 @@ def _greedy(topology: Topology, failure: Failure, before: Data, install: Entries
     return rounds
 
 
-def in_rounds(topology: Topology, failure: Failure, transition: Transition, first: Iterable[str]) -> Transition:
-    """``transition`` (a failover planned by :mod:`.failover_run`) with its
-    urgent part as proven parallel rounds (module doc); ``first``: the
-    switches whose entries change. Raises TransitionError when the new
-    steps fail their proof (the caller keeps ``transition``)."""
+def in_rounds(topology: Topology, failure: Failure, transition: Transition, first: Iterable[str],
+              restore: bool = False) -> Transition:
+    """``transition`` (a failover planned by :mod:`.failover_run`, or its
+    restore when ``restore``) with its urgent part as proven parallel rounds
+    (module doc); ``first``: the switches whose entries change (a restore:
+    every switch). Raises TransitionError when the new steps fail their
+    proof (the caller keeps ``transition``)."""
     started = time.perf_counter()
     first = list(first)
     steps = transition.steps
-    if not steps or steps[0]["kind"] != "push" or not steps[0]["name"].startswith("install "):
-        raise TransitionError("%s: the planned failover does not start with an install step" % failure.name)
+    lead = next((position for position, step in enumerate(steps) if step["kind"] != "wait_carrier"), len(steps))
+    if lead == len(steps) or steps[lead]["kind"] != "push" or not steps[lead]["name"].startswith("install "):
+        raise TransitionError("%s: the planned move does not start with an install step" % failure.name)
     cut = urgent_cut(transition, first)
     flips: Entries = {}
-    for step in steps[1:cut]:
+    for step in steps[lead + 1:cut]:
         flips.update(step.get("switches") or {})
-    rounds = _greedy(topology, failure, transition.before, steps[0]["switches"], flips, list(flips))
+    start = dict(transition.before, links=_links_at(transition, lead + 1))
+    rounds = _greedy(topology, failure, start, steps[lead]["switches"], flips, list(flips), restore)
     if rounds is None:
         raise TransitionError("%s: no round can be proven from a state the greedy rounds reached" % failure.name)
     bank = transition.banks[-1]
-    new_steps: list[Data] = []
+    new_steps: list[Data] = [dict(step) for step in steps[:lead]]
     for position, entries in enumerate(rounds, 1):
-        flipped = [name for name in entries if name in flips]
-        new_steps.append({"index": position, "kind": "push", "parallel": True, "switches": entries, "round": position,
+        flipped = [name for name in entries if name in flips and entries[name] == flips[name]]     # not installs
+        new_steps.append({"index": lead + position, "kind": "push", "parallel": True, "switches": entries,
+                          "round": position,
                           "name": "round %d: %sflip %s to bank %s" % (
                               position, "install bank %s, " % bank if position == 1 else "", ", ".join(flipped), bank),
                           "why": "one parallel push whose window (any of its switches old or new, each frame "
                                  "handled wholly by one of its states) was simulated"})
-    new_steps += [dict(step, index=position) for position, step in enumerate(steps[cut:], len(rounds) + 1)]
-    return _proven(topology, failure, transition, new_steps, len(rounds), first, started)
+    new_steps += [dict(step, index=position) for position, step in enumerate(steps[cut:], lead + len(rounds) + 1)]
+    return _proven(topology, failure, transition, new_steps, (lead, len(rounds)), first, started, restore)
 
 
-def _proven(topology: Topology, failure: Failure, transition: Transition, steps: list[Data], rounds: int,
-            first: list[str], started: float) -> Transition:
-    """The transition with ``steps``, every window proven on one dependency graph."""
-    proof = _proof(topology, failure)
-    links_at = {state["step"]: state["intent"]["links"] for state in transition.states}
+def _links_at(transition: Transition, step: int) -> Any:
+    """The link states of the fabric once ``transition``'s step ``step`` ran."""
+    links = transition.before["links"]
+    for state in transition.states:
+        if state["step"] <= step:
+            links = state["intent"]["links"]
+    return links
+
+
+def _proven(topology: Topology, failure: Failure, transition: Transition, steps: list[Data],
+            lead_rounds: tuple[int, int], first: list[str], started: float, restore: bool) -> Transition:
+    """The transition with ``steps`` (``lead_rounds``: how many carrier waits
+    come first, how many rounds follow), every window proven on one
+    dependency graph."""
+    lead, rounds = lead_rounds
+    proof = _proof(topology, failure, restore)
     shift = len(transition.steps) - len(steps)
     current = transition.before
-    _check_state(proof, current, "the fabric before the failover for %s" % failure.name)
+    _check_state(proof, current, "the fabric before the %s for %s" % (
+        "restore" if restore else "failover", failure.name))
     states = [{"step": 0, "intent": current}]
     for step in steps:
         if step["kind"] not in ("push", "drain") or not step.get("switches"):
             continue
-        original = step["index"] + shift if step["index"] > rounds else 1     # a round: the install's state
-        links = links_at.get(original, current["links"])
-        following = dict(current, switches=dict(current["switches"], **step["switches"]), links=links)
-        _check_window(proof, current, following, "step %d (%s)" % (step["index"], step["name"]),
-                      atomic=step["index"] <= rounds)
+        is_round = lead < step["index"] <= lead + rounds
+        original = lead + 1 if is_round else step["index"] + shift     # a round: the install's state
+        following = dict(current, switches=dict(current["switches"], **step["switches"]),
+                         links=_links_at(transition, original))
+        _check_window(proof, current, following, "step %d (%s)" % (step["index"], step["name"]), atomic=is_round)
         states.append({"step": step["index"], "intent": following})
         current = following
     if current["switches"] != transition.after["switches"] or not proof.acyclic():
-        raise TransitionError("%s: the rounds do not end where the failover does, deadlock-free" % failure.name)
+        raise TransitionError("%s: the rounds do not end where the move does, deadlock-free" % failure.name)
     made = Transition(transition.action, dict(transition.link), steps, transition.before, transition.after,
                       dict(transition.proof), states, list(transition.banks))
     made.proof.update(windows=proof.windows, states=len(states), walks=proof.walks, simulated_states=proof.nodes,
                       dependency_edges=proof.dependencies.number_of_edges(), acyclic=True, rounds=rounds,
                       seconds=round(time.perf_counter() - started + transition.proof.get("seconds", 0), 3))
-    _prove_recovered(_working_topology(topology), failure, made, first, [failure.switch] if failure.switch else [])
+    if not restore:
+        _prove_recovered(_working_topology(topology), failure, made, first,
+                         [failure.switch] if failure.switch else [])
     return made

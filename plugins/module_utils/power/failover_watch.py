@@ -531,10 +531,7 @@ class Responder:
             if held is None or held.switch != event["name"]:
                 return self.log("noted", name=event["name"], kind=event["kind"], detected=event["at"],
                                 why="the switch is back; nothing was pushed for its failure, so nothing is restored")
-            transition = self.restore_plan or plan_restore(self.topology, self.options, held, self.bank,
-                                                           stored=stored_entry(self.topology, self.options,
-                                                                               self.document, held),
-                                                           wait_s=self.wait_s)
+            transition = self.restore_plan or self._restore(held)
             self.held_failure, self.restore_plan = None, None
             return self._run(event, transition, self.topology.switch_names(), "restore", set(), None)
         failure = resolve_failure(self.topology, switch=event["name"])
@@ -555,6 +552,17 @@ class Responder:
         return self.log("not_pushed", name=event["name"], kind=event["kind"], detected=event["at"], backup=backup,
                         why="no proven failover was planned for this switch (%s): nothing pushed; the pairs "
                             "crossing it are cut until it returns" % (backup.get("reason") or "see ready's not_planned"))
+
+    def _restore(self, failure: Failure) -> Transition:
+        """The proven move back from ``failure``'s backup to the base, its
+        install and flips in proven parallel rounds when they can be."""
+        transition = plan_restore(self.topology, self.options, failure, self.bank,
+                                  stored=stored_entry(self.topology, self.options, self.document, failure),
+                                  wait_s=self.wait_s)
+        try:
+            return in_rounds(self.topology, failure, transition, self.topology.switch_names(), restore=True)
+        except TransitionError:
+            return transition     # the planned one-switch-at-a-time flips stay
 
     # ------------------------------------------------------------ running
     def _run(self, event: Data, transition: Transition, first: list[str], how: str, down: set[int],
@@ -586,9 +594,7 @@ class Responder:
             self.log("settled", name=name, steps=[{key: step.get(key) for key in ("name", "seconds")}
                                                   for step in results])
             if self.held_failure is not None:   # the likely next event: plan its restore now
-                self.restore_plan = plan_restore(self.topology, self.options, self.held_failure, self.bank,
-                                                 stored=stored_entry(self.topology, self.options, self.document,
-                                                                     self.held_failure), wait_s=self.wait_s)
+                self.restore_plan = self._restore(self.held_failure)
         except EtherclusterError as exc:
             self.tail_error = "%s: %s" % (name, exc)
             self.log("failed", name=name, error=str(exc), background=True)

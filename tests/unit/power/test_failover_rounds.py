@@ -86,3 +86,41 @@ def test_every_mix_inside_a_round_is_clean_and_the_last_round_delivers_every_pai
     assert _bad_pairs(state, failure, lost_ok=False) == []
     assert rounded.after == transition.after and rounded.proof["acyclic"]
     assert rounded.proof["recovered_after_step"] == rounds
+
+
+def _undelivered(intent):
+    """Pairs (every host, nothing failed) not delivered exactly once without a flood or storm."""
+    fabric = Dot1qFabric(intent)
+    bad = []
+    for src, dst in itertools.permutations(sorted(TORUS.hosts), 2):
+        trace = fabric.send(src, dst)
+        if trace["flooded"] or trace["storm"] or trace["delivered"].get(dst, {}).get("copies") != 1:
+            bad.append((src, dst))
+    return bad
+
+
+@pytest.mark.parametrize("what", [{"switch": "sw10"}, {"link": "sw5:4"}])
+def test_a_restore_in_rounds_waits_for_carrier_first_and_every_mix_delivers_every_pair(what):
+    failure = resolve_failure(TORUS, **what)
+    transition = failover_run.plan_restore(TORUS, OPTIONS, failure, "B")
+    rounded = failover_rounds.in_rounds(TORUS, failure, transition, TORUS.switch_names(), restore=True)
+    lead = len(failure.links)
+    assert [step["kind"] for step in rounded.steps[:lead]] == ["wait_carrier"] * lead
+    assert rounded.steps[:lead] == transition.steps[:lead]
+    rounds = rounded.proof["rounds"]
+    flips = [step for step in transition.steps if step["name"].startswith("flip ")]
+    assert 1 <= rounds < len(flips) and rounded.proof["acyclic"]
+    assert [step.get("round") for step in rounded.steps[lead:lead + rounds]] == list(range(1, rounds + 1))
+    rng = random.Random(5)
+    state = rounded.states[1]["intent"]      # after the first round; its links are up again
+    state = dict(rounded.before, links=state["links"])
+    for step in rounded.steps[lead:lead + rounds]:
+        names = sorted(step["switches"])
+        for _attempt in range(8):
+            chosen = rng.sample(names, rng.randint(0, len(names)))
+            assert _undelivered(_mix(state, step["switches"], chosen)) == [], (step["name"], chosen)
+        state = _mix(state, step["switches"], names)
+    assert _undelivered(state) == []
+    for step in rounded.steps[lead + rounds:]:     # the drain wait, the old bank's removal
+        state = _mix(state, step.get("switches") or {}, step.get("switches") or {})
+    assert state["switches"] == rounded.after["switches"] == transition.after["switches"]

@@ -135,6 +135,10 @@ def test_a_switch_failure_is_pushed_without_touching_the_switch_and_its_return_r
     made.settle()
     # the switch's return restores the base; the refused link's return changes nothing
     assert [entry["event"] for entry in back] == ["restored", "ignored"] and back[0]["kind"] == "switch_up", back
+    # the restore ran in proven parallel rounds too, after the carrier waits
+    names = [step["name"] for step in back[0]["steps"]]
+    assert names[0].startswith("wait for carrier") and any(name.startswith("round 1: install") for name in names)
+    assert not any(name.startswith("flip ") for name in names), names
     assert holds(fake, plan(torus, bank="A", **OPTIONS).intent) and not made.down and made.held_failure is None
 
 
