@@ -281,12 +281,15 @@ class KnownStates:
     once (when the responder gets ready), then its state is what was last
     written to it, so a push costs one round trip (the write), not two. A
     failed write forgets the switch (read again next time). The responder
-    must be the only writer while it runs (stop it for a re-deploy)."""
+    must be the only writer while it runs (stop it for a re-deploy).
+    ``seen``: the carriers the long polls last answered, which a carrier
+    wait takes when they say up."""
 
     def __init__(self, driver: Any) -> None:
         self.driver = driver
         self.states: dict[str, Data] = {}
         self.lock = threading.Lock()
+        self.seen: dict[str, dict[str, str] | None] = {}
 
     def read(self, switch: str) -> Data:
         """The remembered state, else the switch's (then remembered)."""
@@ -312,7 +315,12 @@ class KnownStates:
             self.states[switch] = state
 
     def carrier(self, switch: str, port: str) -> str:
-        """As the driver (never remembered)."""
+        """"up" when the long polls' last answer of ``switch`` says so (a
+        restore starts from that answer, held still for the settle time: a
+        read of its own would cost a round trip per link end and say no
+        more), else the switch's carrier read now."""
+        if (self.seen.get(switch) or {}).get(str(port)) == "up":
+            return "up"
         return str(self.driver.carrier(switch, port))
 
 
@@ -417,6 +425,7 @@ class Responder:
         failures and returns, then links down and up (a dead switch's own
         links are part of its event)."""
         found: list[Data] = []
+        self.driver.seen = copy.deepcopy(carriers)
         dead = failed_switches(self.topology, carriers)
         for name in sorted(dead - self.dead, key=self.topology.switch_names().index):
             found.append({"kind": "switch_down", "name": name})

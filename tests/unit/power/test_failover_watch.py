@@ -323,3 +323,39 @@ def test_without_a_monitor_the_long_poll_reads_every_interval(fake_switch):
     script = fw.carriers_script("br0", fw.carrier_line(UP), hold_s=20.0, interval_s=0.05)
     rc, out, seconds = fake_switch(script, change_after=0.5, NO_MONITOR="1")
     assert rc == 0 and fw.parse_carriers(out) == {"1": "down"} and seconds < 8
+
+
+class _CountingCarrier:
+    def __init__(self):
+        self.asked = []
+
+    def carrier(self, switch, port):
+        self.asked.append((switch, port))
+        return "down"
+
+
+def test_a_carrier_wait_takes_the_long_polls_answer_when_it_says_up_else_reads():
+    driver = _CountingCarrier()
+    known = fw.KnownStates(driver)
+    assert known.carrier("sw0", "2") == "down" and driver.asked == [("sw0", "2")]     # nothing seen yet
+    known.seen = {"sw0": {"2": "up", "3": "down"}, "sw1": None}
+    assert known.carrier("sw0", "2") == "up" and known.carrier("sw0", 2) == "up"
+    assert len(driver.asked) == 1
+    assert known.carrier("sw0", "3") == "down" and known.carrier("sw1", "2") == "down"    # read: not seen up
+    assert driver.asked[1:] == [("sw0", "3"), ("sw1", "2")]
+
+
+def test_the_restore_reads_no_carrier_the_long_polls_saw_up():
+    made, fake, _events = responder()
+    link = RING.links[1]      # one the base routing uses (as in the first test)
+    made.observe(carriers(RING))
+    made.observe(carriers(RING, cut=[link.name]))
+    assert [entry["event"] for entry in made.handle()] == ["recovered"]
+    made.settle()
+    asked = []
+    real = fake.carrier
+    fake.carrier = lambda switch, port: asked.append((switch, port)) or real(switch, port)
+    made.observe(carriers(RING))
+    assert [entry["event"] for entry in made.handle()] == ["restored"]
+    made.settle()
+    assert asked == []
