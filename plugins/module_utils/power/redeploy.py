@@ -118,7 +118,7 @@ class _Redeploy(_Planning):
                     "removed before the second phase, which ends in bank %s" % (
                         label, self.obstacle or "no flip order passed", new_bank, lead, old_bank, old_bank))
                 self.bridge = {"lead": lead, "bank": new_bank, "why": self.obstacle,
-                               "dependency_edges": len(cdg_edges(bridge.routing))}
+                               "dependency_edges": cdg.channel_dependency_graph(bridge.routing).number_of_edges()}
                 self.banks.append(new_bank)
                 return back
         return None
@@ -139,7 +139,7 @@ class _Redeploy(_Planning):
 
     def _hop(self, topology: Topology, old: PlanLike, new: PlanLike, label: str) -> bool:
         """One order-free phase from ``old`` to ``new`` emitted, or False."""
-        union = nx.compose(cdg_graph(old.routing), cdg_graph(new.routing))
+        union = nx.compose(cdg.channel_dependency_graph(old.routing), cdg.channel_dependency_graph(new.routing))
         if not nx.is_directed_acyclic_graph(union):
             return False
         done, _problems = self._order_free(topology, old, new, label, union)
@@ -173,16 +173,6 @@ class _Mark:
         del proof.flip_orders[self.flip_orders:]
         del proof.notes[self.notes:]
         proof.completed, proof.states, proof.order_free = self.completed, self.proof_states, self.order_free
-
-
-def cdg_graph(routing: Any) -> nx.DiGraph:
-    """The channel dependency graph of ``routing`` (:mod:`.verify.cdg`)."""
-    return cdg.channel_dependency_graph(routing)
-
-
-def cdg_edges(routing: Any) -> list[Edge]:
-    """The dependency edges of ``routing``."""
-    return list(cdg_graph(routing).edges())
 
 
 def joint_cycle(topology: Topology, old: dict[str, Any], new: dict[str, Any]) -> list[Edge]:
