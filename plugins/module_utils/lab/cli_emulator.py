@@ -35,7 +35,10 @@ Faults for the lab's tests (lab only): ``faults.json`` in the switch's
 directory, read when a session opens: ``reject`` (configuration commands
 answered as unknown), ``drop_after`` (the session ends without an answer
 when configuration line N + 1 arrives), ``lose_management`` (after a
-change, new sessions are refused until a scheduled reload fires),
+change, new sessions are refused until a scheduled reload or the end of a
+trial puts the old configuration back; ``"until_cleared"``: until the
+fault is removed from ``faults.json``, so that a test's controller cannot
+win a race against that timer on a starved machine),
 ``minute_seconds`` (the length of a reload minute), ``trial_seconds``
 (how long a VRP trial runs, whatever ``commit trial`` asked) and, not a
 fault, ``enable_password`` (OS6's ``enable`` asks for it).
@@ -64,6 +67,8 @@ from ..platforms import cli_state, ovs
 # the files of a switch's directory
 SETTINGS_FILE, RUNNING_FILE, STARTUP_FILE = "cli.json", "running-config", "startup-config"
 FAULTS_FILE, RELOAD_FILE, MGMT_LOST_FILE = "faults.json", "reload.json", "management-lost"
+# the first line of MGMT_LOST_FILE when the fault holds until it is cleared (lose_management: until_cleared)
+UNTIL_CLEARED = "until_cleared"
 TRIAL_FILE = "trial.json"
 # the timer processes: the flag naming each on the command line, and its file
 TIMERS = {"--reload-after": RELOAD_FILE, "--trial-after": TRIAL_FILE}
@@ -229,8 +234,16 @@ class Session:
                 for port, entry in ports.items() if port in names}
 
     def refused(self) -> bool:
-        """The lab fault ``lose_management`` cut this switch off: the session is refused."""
-        return os.path.exists(os.path.join(self.directory, MGMT_LOST_FILE))
+        """The lab fault ``lose_management`` cut this switch off: the session
+        is refused. A loss ``until_cleared`` ends when the fault is no longer
+        in ``faults.json``."""
+        path = os.path.join(self.directory, MGMT_LOST_FILE)
+        if not os.path.exists(path):
+            return False
+        if _read(path).startswith(UNTIL_CLEARED) and self.faults.get("lose_management") != UNTIL_CLEARED:
+            os.remove(path)
+            return False
+        return True
 
     def commit(self) -> str:
         """Store the running configuration and apply it to OVS; returns an
@@ -238,8 +251,10 @@ class Session:
         self.cli.apply_due = False
         text = self.cli.running_config()
         _write(os.path.join(self.directory, RUNNING_FILE), text)
-        if self.faults.get("lose_management"):
-            _write(os.path.join(self.directory, MGMT_LOST_FILE), "lost by a push (lab fault)\n")
+        lost = self.faults.get("lose_management")
+        if lost:
+            _write(os.path.join(self.directory, MGMT_LOST_FILE),
+                   "%slost by a push (lab fault)\n" % ("%s: " % UNTIL_CLEARED if lost == UNTIL_CLEARED else ""))
         try:
             entry = self.emulation.ovs_entry(text, self.settings["interfaces"], self.switch)
             apply_entry(entry, self.switch, self.settings.get("bridge") or ovs.DEFAULT_BRIDGE, self.shell)
@@ -383,7 +398,7 @@ def _fire(directory: str, seconds: float, flag: str, text_of: Callable[[dict[str
     """After ``seconds``, if the timer file of ``flag`` still names this
     process: end the switch's sessions, make ``text_of(record)`` the running
     configuration and the data plane's, give back a management path a push
-    cut (lab fault) and remove the timer's file. True when it fired."""
+    cut (lab fault; not one lost ``until_cleared``) and remove the timer's file. True when it fired."""
     time.sleep(seconds)
     path = os.path.join(directory, TIMERS[flag])
     record = _read_json(path)
@@ -398,9 +413,11 @@ def _fire(directory: str, seconds: float, flag: str, text_of: Callable[[dict[str
     _write(os.path.join(directory, RUNNING_FILE), text)
     apply_entry(emulation.ovs_entry(text, settings["interfaces"], switch), switch,
                 settings.get("bridge") or ovs.DEFAULT_BRIDGE, shell)
-    for name in (MGMT_LOST_FILE, TIMERS[flag]):
-        if os.path.exists(os.path.join(directory, name)):
-            os.remove(os.path.join(directory, name))
+    lost = os.path.join(directory, MGMT_LOST_FILE)
+    if os.path.exists(lost) and not _read(lost).startswith(UNTIL_CLEARED):
+        os.remove(lost)
+    if os.path.exists(path):
+        os.remove(path)
     return True
 
 

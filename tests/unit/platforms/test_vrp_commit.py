@@ -256,6 +256,24 @@ def test_a_trial_push_that_cut_management_refuses_sessions_until_the_trial_ends(
     assert "vlan batch 10" not in (vrp8_dir / "running-config").read_text()
 
 
+def test_a_management_loss_until_cleared_outlasts_the_trial_and_ends_with_the_fault(vrp8_dir, timers):
+    # the trial still puts the old configuration back, but sessions stay refused until the fault goes:
+    # a test's controller then cannot reach the switch however slowly it retries
+    (vrp8_dir / "faults.json").write_text(json.dumps({"lose_management": cli_emulator.UNTIL_CLEARED}))
+    shell = RecordedSwitch()
+    session = cli_emulator.Session(str(vrp8_dir), shell=shell)
+    for line in ("system-view", "vlan batch 10", "commit trial 60 persist %s" % PERSIST):
+        session.feed(line)
+    trial = json.loads((vrp8_dir / cli_emulator.TRIAL_FILE).read_text())
+    (vrp8_dir / cli_emulator.TRIAL_FILE).write_text(json.dumps(dict(trial, pid=os.getpid())))  # this process fires
+    assert cli_emulator.trial_after(str(vrp8_dir), 0, shell=shell)
+    assert "vlan batch 10" not in (vrp8_dir / "running-config").read_text()
+    assert cli_emulator.Session(str(vrp8_dir), shell=shell).refused()
+    (vrp8_dir / "faults.json").unlink()
+    assert not cli_emulator.Session(str(vrp8_dir), shell=shell).refused()
+    assert not (vrp8_dir / cli_emulator.MGMT_LOST_FILE).exists()
+
+
 def test_a_session_that_ends_discards_its_uncommitted_candidate(vrp8_dir):
     session = cli_emulator.Session(str(vrp8_dir), shell=RecordedSwitch())
     session.feed("system-view")
