@@ -48,6 +48,8 @@ HOST_KEY = "ssh_host_ed25519_key"
 AUTHORIZED_KEYS = "authorized_keys"
 KNOWN_HOSTS = "known_hosts"
 TEMPLATE_DB = "template.db"
+# sourced by bash (BASH_ENV, which each switch's sshd sets) before every SSH session's command
+SESSION_PRIORITY_FILE = "session-priority.sh"
 SSHD = "/usr/sbin/sshd"
 SSHD_PRIVSEP_DIR = "/run/sshd"
 
@@ -165,7 +167,30 @@ def lab_paths(layout: dict[str, Any]) -> dict[str, str]:
         "authorized_keys": "%s/%s" % (directory, AUTHORIZED_KEYS),
         "known_hosts": "%s/%s" % (directory, KNOWN_HOSTS),
         "template_db": "%s/%s" % (directory, TEMPLATE_DB),
+        "session_priority": "%s/%s" % (directory, SESSION_PRIORITY_FILE),
     }
+
+
+def session_niceness(layout: dict[str, Any]) -> int:
+    """The nice value of the switches' SSH sessions: their sshd's (0: none set)."""
+    return int((layout.get("daemon_niceness") or {}).get("sshd.pid") or 0)
+
+
+def session_priority_script(niceness: int) -> str:
+    """What bash runs before each SSH session's command on a lab switch.
+
+    sshd starts every session in a process session of its own, and the
+    kernel's autogroups (Debian: on) give each new session a scheduling
+    group at nice 0: the commands of a push (ovs-ofctl, the CLI emulator)
+    would lose the sshd's priority and wait behind the forwarding and the
+    probes on a busy machine. This gives the session the sshd's nice value,
+    its thread and its autogroup (docs/lab.md, "Under load")."""
+    return _lines([
+        "# ethercluster.routing lab (written by lab_up): the SSH session's priority, the sshd's",
+        "renice -n %d -p $$ >/dev/null 2>&1 || true" % niceness,
+        "echo %d 2>/dev/null >/proc/self/autogroup || true" % niceness,
+        "unset BASH_ENV",
+    ])
 
 
 # ------------------------------------------------------------------ build
@@ -214,6 +239,8 @@ def _files_job(layout: dict[str, Any]) -> list[Any]:
                                  tuple(sw["mgmt_address"] for sw in layout["switches"].values()),
                                  paths["host_key"] + ".pub"))
     steps.append(Command(("ovsdb-tool", "create", paths["template_db"], layout["ovs_schema"])))
+    if session_niceness(layout):
+        steps.append(WriteFile(paths["session_priority"], session_priority_script(session_niceness(layout)), 0o644))
     for name, sw in layout["switches"].items():
         steps.append(WriteFile("%s/sshd_config" % sw["dir"], sshd_config(layout, name), 0o600))
         gaps = sw.get("renegotiation_gaps")
@@ -331,7 +358,10 @@ def sshd_config(layout: dict[str, Any], name: str) -> str:
     """The SSH server configuration of switch ``name``."""
     sw = layout["switches"][name]
     paths = lab_paths(layout)
-    env = " ".join("%s=%s" % item for item in sorted(ovs_env(sw["dir"]).items()))
+    variables = dict(ovs_env(sw["dir"]))
+    if session_niceness(layout):
+        variables["BASH_ENV"] = paths["session_priority"]
+    env = " ".join("%s=%s" % item for item in sorted(variables.items()))
     return "\n".join([
         "# ethercluster.routing lab %s, switch %s (written by lab_up)" % (layout["lab"], name),
         "ListenAddress %s:22" % sw["mgmt_address"],
@@ -349,7 +379,8 @@ def sshd_config(layout: dict[str, Any], name: str) -> str:
         "PrintLastLog no",
         "MaxStartups 64:30:128",
         "MaxSessions 32",
-        # the OVS tools of an SSH session find this switch's database and bridge
+        # the OVS tools of an SSH session find this switch's database and bridge; bash runs
+        # BASH_ENV (the session's priority) before the session's command
         "SetEnv %s" % env,
         "Subsystem sftp internal-sftp",
         "",

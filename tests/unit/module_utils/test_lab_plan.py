@@ -2,6 +2,8 @@
 lab is built by tests/integration/lab/test_lab_wire.py)."""
 
 import ipaddress
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -223,12 +225,37 @@ def test_sshd_config_is_per_switch(ring3):
     assert "HostKey /run/ethercluster-lab/r3/ssh_host_ed25519_key\n" in text
     assert "PidFile /run/ethercluster-lab/r3/sw2/sshd.pid\n" in text
     assert "AuthorizedKeysFile /run/ethercluster-lab/r3/authorized_keys\n" in text
-    assert "SetEnv OVS_DBDIR=/run/ethercluster-lab/r3/sw2 OVS_LOGDIR=" in text
+    assert "SetEnv BASH_ENV=/run/ethercluster-lab/r3/session-priority.sh OVS_DBDIR=/run/ethercluster-lab/r3/sw2 " \
+        "OVS_LOGDIR=" in text
     gap = [step for step in files if isinstance(step, plan.WriteFile)
            and step.path.endswith(plan.GAP_FILE)]
     assert {step.content for step in gap} == {"0\n"}
     known = next(step for step in files if isinstance(step, plan.WriteKnownHosts))
     assert known.addresses == ("198.51.100.2", "198.51.100.3", "198.51.100.4")
+
+
+def test_ssh_sessions_get_the_sshds_priority_through_bash_env(ring3, tmp_path):
+    # sshd starts each session at nice 0 in an autogroup of its own: the script bash runs first
+    # (BASH_ENV) gives it the sshd's nice value, thread and autogroup
+    layout = lab_layout(ring3, name="r3", daemon_niceness={"sshd.pid": -7})
+    files = steps(phase(plan.up_phases(layout), "files"))
+    script = next(step for step in files if isinstance(step, plan.WriteFile)
+                  and step.path == "/run/ethercluster-lab/r3/session-priority.sh")
+    assert script.mode == 0o644
+    assert "renice -n -7 -p $$" in script.content and "echo -7 2>/dev/null >/proc/self/autogroup" in script.content
+    # the script runs as written under a shell that may not change priorities: it fails quietly
+    path = tmp_path / "s.sh"
+    path.write_text(script.content.replace("/proc/self/autogroup", str(tmp_path / "autogroup")))
+    run = subprocess.run(["bash", "-c", "echo done"], env={"BASH_ENV": str(path), "PATH": os.environ["PATH"]},
+                         capture_output=True, text=True, check=True)
+    assert run.stdout == "done\n" and run.stderr == ""
+    assert (tmp_path / "autogroup").read_text() == "-7\n"
+    calm = lab_layout(ring3, name="r3", daemon_niceness={"ovs-vswitchd.pid": -10})
+    calm_files = steps(phase(plan.up_phases(calm), "files"))
+    assert not any(isinstance(step, plan.WriteFile) and step.path.endswith(plan.SESSION_PRIORITY_FILE)
+                   for step in calm_files)
+    assert all("BASH_ENV" not in step.content for step in calm_files
+               if isinstance(step, plan.WriteFile) and step.path.endswith("sshd_config"))
 
 
 def test_teardown_removes_exactly_what_the_build_creates(ring3):
