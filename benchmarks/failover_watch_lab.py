@@ -46,9 +46,11 @@ def _play(info, playbook, *args):
 
 
 def _events(log):
+    """The responder's events logged so far (a last line it is still writing is left for the next read)."""
     if not log.exists():
         return []
-    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+    complete = log.read_text(encoding="utf-8").split("\n")[:-1]
+    return [json.loads(line) for line in complete if line.strip()]
 
 
 def _cut(info, ends, state):
