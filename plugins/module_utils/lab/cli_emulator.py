@@ -155,6 +155,12 @@ def _read(path: str) -> str:
         return ""
 
 
+def _lost_until_cleared(directory: str) -> bool:
+    """True when a push cut the switch in ``directory`` off with the lab
+    fault ``lose_management: until_cleared`` (no timer gives it back)."""
+    return _read(os.path.join(directory, MGMT_LOST_FILE)).startswith(UNTIL_CLEARED)
+
+
 def _write(path: str, text: str) -> None:
     """Replace ``path`` by ``text`` (through a temporary file)."""
     tmp = path + ".tmp"
@@ -240,7 +246,7 @@ class Session:
         path = os.path.join(self.directory, MGMT_LOST_FILE)
         if not os.path.exists(path):
             return False
-        if _read(path).startswith(UNTIL_CLEARED) and self.faults.get("lose_management") != UNTIL_CLEARED:
+        if _lost_until_cleared(self.directory) and self.faults.get("lose_management") != UNTIL_CLEARED:
             os.remove(path)
             return False
         return True
@@ -414,7 +420,7 @@ def _fire(directory: str, seconds: float, flag: str, text_of: Callable[[dict[str
     apply_entry(emulation.ovs_entry(text, settings["interfaces"], switch), switch,
                 settings.get("bridge") or ovs.DEFAULT_BRIDGE, shell)
     lost = os.path.join(directory, MGMT_LOST_FILE)
-    if os.path.exists(lost) and not _read(lost).startswith(UNTIL_CLEARED):
+    if os.path.exists(lost) and not _lost_until_cleared(directory):
         os.remove(lost)
     if os.path.exists(path):
         os.remove(path)
