@@ -84,7 +84,10 @@ def carriers_script(bridge: str, expected: str = "", hold_s: float = 0.0, interv
     switch's asynchronous OFPT_PORT_STATUS message the moment a port
     changes (the OpenFlow counterpart of an SNMP linkDown trap; Open vSwitch
     sends asynchronous messages to a monitor only when it is given a miss
-    length, ovs-ofctl(8)). The monitor is connected before the ports are
+    length, ovs-ofctl(8); it prints them on its standard error, so that is
+    what the script reads: reading its standard output, the first version
+    never woke and every change waited for the hold). The monitor is
+    connected before the ports are
     read (its control socket appears only after it opened the switch), so
     a change between the read and the wait is not missed. Waiting costs
     no CPU, where reading every ``interval_s`` spawned 20 ``ovs-ofctl`` a
@@ -102,7 +105,8 @@ def carriers_script(bridge: str, expected: str = "", hold_s: float = 0.0, interv
         "m=",
         "trap '[ -n \"$m\" ] && kill $m 2>/dev/null; rm -rf \"$d\"' EXIT",
         "mkfifo \"$d/f\" || exit 1",
-        "timeout %s ovs-ofctl monitor %s 128 --unixctl=\"$d/ctl\" >\"$d/f\" 2>/dev/null &" % (
+        # the monitor prints the switch's messages on its standard error
+        "timeout %s ovs-ofctl monitor %s 128 --unixctl=\"$d/ctl\" 2>\"$d/f\" >/dev/null &" % (
             _seconds(hold_s + 1), bridge),
         "m=$!",
         "exec 3<\"$d/f\"",

@@ -9,9 +9,12 @@ failover applies the stored backup, changes only what it planned and
 every pair delivers again after it (recovery per pair measured from the
 probes: the send time of its last lost datagram after the cut); a second
 run changes nothing; the return to the base routing loses no datagram and
-leaves the switches holding the deployed routing in the other bank."""
+leaves the switches holding the deployed routing in the other bank. The
+responder's carrier poll on these real switches wakes on the cut's port-status
+message, not when its hold ends."""
 
 import json
+import subprocess
 import time
 
 import pytest
@@ -111,3 +114,38 @@ def test_cut_failover_and_return(lab):
     # every pair delivers again once the failover task has ended
     assert max(recovery.values()) <= failed["end"] - cut + 0.2
     assert summary["totals"]["duplicates"] == 0
+
+
+def test_the_long_poll_wakes_on_the_switchs_port_status_message(lab):
+    """The responder's carrier poll (failover_watch.carriers_script) on a
+    real Open vSwitch: it answers when the cut's port-status message comes,
+    not when its hold ends (the hold is 30 s here, the cut after 1 s)."""
+    from ansible_collections.ethercluster.routing.plugins.module_utils.power import failover_watch as fw
+
+    switch, port = LINK.split(":")
+    peer = lab["layout"]["switches"][switch]["ports"][port]["peer"]          # the other end sees the carrier go
+    peer_switch, peer_port = peer.split(":")
+    where = lab["layout"]["switches"][peer_switch]
+
+    def poll(script):
+        return ["ip", "netns", "exec", where["netns"], "env", "OVS_RUNDIR=%s" % where["dir"], "sh", "-c", script]
+
+    first = subprocess.run(poll(fw.carriers_script("br0")), capture_output=True, text=True, timeout=30, check=True)
+    assert fw.parse_carriers(first.stdout)[peer_port] == "up"
+    started = time.monotonic()
+    waiting = subprocess.Popen(poll(fw.carriers_script("br0", fw.carrier_line(first.stdout), hold_s=30.0,
+                                                       interval_s=30.0)),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.0)
+        netns_exec(lab["layout"]["switches"][switch]["netns"], "ip", "link", "set", "p" + port, "down")
+        out, err = waiting.communicate(timeout=60)
+        seconds = time.monotonic() - started
+    finally:
+        netns_exec(lab["layout"]["switches"][switch]["netns"], "ip", "link", "set", "p" + port, "up")
+        if waiting.poll() is None:
+            waiting.kill()
+    assert waiting.returncode == 0, err
+    assert fw.parse_carriers(out)[peer_port] == "down"
+    # woken by the message: neither the 30 s hold nor the 30 s read interval ended
+    assert seconds < 20.0, "the poll answered after %.1f s" % seconds

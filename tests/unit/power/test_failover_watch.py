@@ -265,14 +265,16 @@ DOWN = " 1(p1): addr:02:00:00:00:00:01\n     config:     0\n     state:      LIN
 FAKE_OFCTL = """#!/bin/sh
 # a switch's ovs-ofctl: dump-ports-desc prints $STATE; monitor (given its
 # --unixctl) creates its control socket, then prints one port-status message
-# when $TRIGGER appears, and stays connected
+# when $TRIGGER appears, and stays connected. Like Open vSwitch 3.1's, the
+# monitor prints the messages on its standard error, its standard output
+# being for nothing.
 case " $* " in
 *" dump-ports-desc "*) cat "$STATE" ;;
 *" monitor "*)
     [ -n "$NO_MONITOR" ] && exit 1
     for arg; do case "$arg" in --unixctl=*) : >"${arg#--unixctl=}" ;; esac; done
     while [ ! -e "$TRIGGER" ]; do sleep 0.01; done
-    echo "OFPT_PORT_STATUS (xid=0x0): MOD: 1(p1): addr:02:00:00:00:00:01"
+    echo "OFPT_PORT_STATUS (xid=0x0): MOD: 1(p1): addr:02:00:00:00:00:01" >&2
     sleep 30 ;;
 esac
 """
