@@ -23,7 +23,8 @@ description:
     O(settle_s). A link is down when either end lost carrier; a switch has failed when all its fabric ports lost
     carrier, all its links are down as its neighbours see them, or its session died.
   - On a link or switch failure it runs the planned move's urgent pushes -- parallel rounds, each proven by
-    simulating every mix of old and new switches it can make; the first installs the backup bank on every switch --
+    simulating every mix of old and new switches it can make; a round writes the switches it flips (each with the
+    backup bank) and those whose old bank the install completes, the others get the backup bank afterwards --
     logs the recovery, and runs the other flips, the drain wait and the old bank's removal in the background. A failed
     switch is never read or written. A failure that arrives meanwhile is queued and planned on the state the fabric
     then holds (a backup of the backup, computed on the spot, for links); without a detour or a proven order nothing

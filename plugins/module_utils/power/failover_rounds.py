@@ -21,17 +21,25 @@ So the rounds are proven, not assumed: a round is one parallel push, and
 its window -- every switch it writes may handle any frame with its old or
 its new entry, each frame wholly with one of them (an Open vSwitch write is
 one OpenFlow bundle, atomic) -- is simulated exhaustively like every other
-window. :func:`in_rounds` builds them greedily: the first round installs
-the backup bank on every switch and, in the same write, flips as many
-changing switches as the window allows (the install is then not a round
-of its own); each next round flips as many of the rest as its window
-allows, trying them in the proven order. The steps after the last flip of
-a changing switch (the other flips, the drain wait, the old bank's
-removal) follow unchanged. Everything is proven anew on the states the
-rounds pass through, with one dependency graph that must stay acyclic, and
-every surviving pair must be delivered around the failure after the last
-round. When the greedy rounds get stuck (no switch can flip alone from the
-state they reached), the planned one-switch-at-a-time flips are kept.
+window. :func:`in_rounds` builds them greedily: each round flips as many
+changing switches as its window allows, trying them in the proven order,
+each flipped switch written whole (the backup bank installed and its ports'
+PVIDs moved to it, one bundle). The rounds write no switch they do not
+flip: the switches whose entries do not change get the backup bank in one
+push after the rounds, off the urgent path. With the renamed assignment
+that costs nothing, since frames cross the links untagged and each switch
+classifies them by its own PVIDs: a bank installed but not used changes
+no forwarding (round 1 of the 4x4 torus wrote 8 switches instead of 16).
+Where that is not so (the fixed assignment carries a frame's VLAN from
+switch to switch) the windows show it, and the rounds fall back to
+installing the backup bank on every switch in the first round. The steps
+after the last flip of a changing switch (the other flips, the drain
+wait, the old bank's removal) follow unchanged. Everything is proven anew
+on the states the rounds pass through, with one dependency graph that
+must stay acyclic, and every surviving pair must be delivered around the
+failure after the last round. When the greedy rounds get stuck (no switch
+can flip alone from the state they reached), the planned
+one-switch-at-a-time flips are kept.
 
 A restore (:func:`.failover_run.plan_restore`: back from the backup to the
 base once the failed part has carrier again) is grouped the same way
@@ -85,7 +93,9 @@ def _passes(topology: Topology, failure: Failure, before: Data, entries: Entries
 
 def _greedy(topology: Topology, failure: Failure, before: Data, install: Entries, flips: Entries,
             order: list[str], restore: bool = False) -> list[Entries] | None:
-    """The rounds' entries (module doc), or None when stuck."""
+    """The rounds' entries (module doc), or None when stuck. ``install``:
+    the entries the first round writes besides its flips (the backup bank
+    on every switch, or nothing: each flip then installs its own switch's)."""
     rounds: list[Entries] = []
     so_far = _proof(topology, failure, restore)
     current, left = before, list(order)
@@ -124,21 +134,81 @@ def in_rounds(topology: Topology, failure: Failure, transition: Transition, firs
     for step in steps[lead + 1:cut]:
         flips.update(step.get("switches") or {})
     start = dict(transition.before, links=_links_at(transition, lead + 1))
-    rounds = _greedy(topology, failure, start, steps[lead]["switches"], flips, list(flips), restore)
-    if rounds is None:
-        raise TransitionError("%s: no round can be proven from a state the greedy rounds reached" % failure.name)
+    install = steps[lead]["switches"]
+    # the lean rounds leave out the installs that add nothing but the backup bank's VLANs
+    needed = {name: entry for name, entry in install.items()
+              if not _adds_only_vlans(transition.before["switches"].get(name) or {}, entry)}
+    tried = []
+    for lean in (True, False):
+        rounds = _greedy(topology, failure, start, needed if lean else install, flips, list(flips), restore)
+        if rounds is None:
+            tried.append("no round can be proven from a state the greedy rounds reached")
+            continue
+        new_steps, originals = _round_steps(transition, rounds, flips, install, (lead, cut), lean)
+        try:
+            return _proven(topology, failure, transition, new_steps, (lead, len(rounds)), originals, first,
+                           started, restore)
+        except TransitionError as exc:
+            tried.append(str(exc))
+    raise TransitionError("%s: %s" % (failure.name, "; ".join(dict.fromkeys(tried))))
+
+
+def _adds_only_vlans(before: Data, installed: Data) -> bool:
+    """Whether the switch entry ``installed`` is ``before`` plus VLANs that
+    ``before`` does not hold (their port memberships and static entries),
+    every PVID where it was: the switch then handles every frame it
+    classifies into a VLAN it held as before. (An install can also complete
+    the old bank, entries for frames the new routing brings in while the
+    switch is not flipped yet: then it is needed before the flips.)"""
+    held = set(before.get("vlans") or [])
+    if not held or not held <= set(installed.get("vlans") or []):
+        return False
+    ports = {}
+    for port, settings in (installed.get("ports") or {}).items():
+        ports[port] = dict(settings, **{key: [vlan for vlan in settings[key] if vlan in held]
+                                        for key in ("untagged", "tagged") if key in settings})
+    restricted = dict(installed, vlans=[vlan for vlan in installed["vlans"] if vlan in held], ports=ports,
+                      static_macs=[entry for entry in installed.get("static_macs") or [] if entry.get("vlan") in held])
+    return restricted == before
+
+
+def _round_steps(transition: Transition, rounds: list[Entries], flips: Entries, install: Entries,
+                 lead_cut: tuple[int, int], lean: bool) -> tuple[list[Data], list[int]]:
+    """The steps of a move in ``rounds`` and, per step, the step of
+    ``transition`` whose link states it has: the carrier waits, the rounds,
+    (``lean``: the backup bank's install on the switches no round wrote),
+    then the steps after ``cut``."""
+    lead, cut = lead_cut
+    steps = transition.steps
     bank = transition.banks[-1]
     new_steps: list[Data] = [dict(step) for step in steps[:lead]]
+    originals = [step["index"] for step in steps[:lead]]
     for position, entries in enumerate(rounds, 1):
-        flipped = [name for name in entries if name in flips and entries[name] == flips[name]]     # not installs
+        flipped = [name for name in flips if name in entries and entries[name] == flips[name]]     # not installs
+        if lean:
+            others = [name for name in entries if name not in flipped]
+            name = "round %d: flip %s to bank %s (installing it)%s" % (
+                position, ", ".join(flipped), bank, "; install it on %s" % ", ".join(others) if others else "")
+        else:
+            name = "round %d: %sflip %s to bank %s" % (
+                position, "install bank %s, " % bank if position == 1 else "", ", ".join(flipped), bank)
         new_steps.append({"index": lead + position, "kind": "push", "parallel": True, "switches": entries,
-                          "round": position,
-                          "name": "round %d: %sflip %s to bank %s" % (
-                              position, "install bank %s, " % bank if position == 1 else "", ", ".join(flipped), bank),
+                          "round": position, "name": name,
                           "why": "one parallel push whose window (any of its switches old or new, each frame "
                                  "handled wholly by one of its states) was simulated"})
-    new_steps += [dict(step, index=position) for position, step in enumerate(steps[cut:], lead + len(rounds) + 1)]
-    return _proven(topology, failure, transition, new_steps, (lead, len(rounds)), first, started, restore)
+        originals.append(lead + 1)
+    written = {name for entries in rounds for name in entries}
+    rest = {name: entry for name, entry in install.items()
+            if name not in written and entry != transition.before["switches"].get(name)}
+    if lean and rest:
+        new_steps.append({"index": len(new_steps) + 1, "kind": "push", "parallel": True, "switches": rest,
+                          "name": "install bank %s on %s" % (bank, ", ".join(rest)),
+                          "why": "the switches the rounds did not write get the bank their flips need"})
+        originals.append(lead + 1)
+    for step in steps[cut:]:
+        new_steps.append(dict(step, index=len(new_steps) + 1))
+        originals.append(step["index"])
+    return new_steps, originals
 
 
 def _links_at(transition: Transition, step: int) -> Any:
@@ -151,22 +221,22 @@ def _links_at(transition: Transition, step: int) -> Any:
 
 
 def _proven(topology: Topology, failure: Failure, transition: Transition, steps: list[Data],
-            lead_rounds: tuple[int, int], first: list[str], started: float, restore: bool) -> Transition:
+            lead_rounds: tuple[int, int], originals: list[int], first: list[str], started: float,
+            restore: bool) -> Transition:
     """The transition with ``steps`` (``lead_rounds``: how many carrier waits
-    come first, how many rounds follow), every window proven on one
+    come first, how many rounds follow; ``originals``: per step, the step
+    of ``transition`` whose link states it has), every window proven on one
     dependency graph."""
     lead, rounds = lead_rounds
     proof = _proof(topology, failure, restore)
-    shift = len(transition.steps) - len(steps)
     current = transition.before
     _check_state(proof, current, "the fabric before the %s for %s" % (
         "restore" if restore else "failover", failure.name))
     states = [{"step": 0, "intent": current}]
-    for step in steps:
+    for step, original in zip(steps, originals):
         if step["kind"] not in ("push", "drain") or not step.get("switches"):
             continue
         is_round = lead < step["index"] <= lead + rounds
-        original = lead + 1 if is_round else step["index"] + shift     # a round: the install's state
         following = dict(current, switches=dict(current["switches"], **step["switches"]),
                          links=_links_at(transition, original))
         _check_window(proof, current, following, "step %d (%s)" % (step["index"], step["name"]), atomic=is_round)

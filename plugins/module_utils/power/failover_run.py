@@ -216,10 +216,17 @@ def _leave_out(transition: Transition, switch: str) -> None:
 def urgent_cut(transition: Transition, first: Iterable[str]) -> int:
     """How many of ``transition``'s steps make every pair deliver again: the
     install (and carrier waits) and the flips up to the last one of a
-    switch in ``first`` (the switches whose entries change)."""
+    switch in ``first`` (the switches whose entries change); or the carrier
+    waits and the proven rounds, when the flips were made rounds."""
     first = set(first)
     cut = 0
+    rounds = False
     for position, step in enumerate(transition.steps):
+        if step.get("round"):            # proven rounds (failover_rounds.py) are the urgent part
+            cut, rounds = position + 1, True
+            continue
+        if rounds:
+            break
         flips = step["kind"] == "push" and step["name"].startswith("flip ")
         if flips and set(step.get("switches") or {}) <= first:
             cut = position + 1

@@ -124,3 +124,51 @@ def test_a_restore_in_rounds_waits_for_carrier_first_and_every_mix_delivers_ever
     for step in rounded.steps[lead + rounds:]:     # the drain wait, the old bank's removal
         state = _mix(state, step.get("switches") or {}, step.get("switches") or {})
     assert state["switches"] == rounded.after["switches"] == transition.after["switches"]
+
+
+def test_the_rounds_write_only_the_switches_they_flip_and_those_whose_old_bank_the_install_completes(planned):
+    _failure, transition, rounded = planned
+    rounds = rounded.proof["rounds"]
+    install = transition.steps[0]["switches"]
+    before = transition.before["switches"]
+    flipped = {name for step in rounded.steps[:rounds] for name in step["switches"]
+               if name in changing(transition)}
+    written = {name for step in rounded.steps[:rounds] for name in step["switches"]}
+    completed = written - flipped
+    # sw5:4 on the 4x4 torus: 8 switches in round 1 where installing everywhere wrote 16
+    assert len(rounded.steps[0]["switches"]) < len(TORUS.switch_names())
+    assert set(changing(transition)) <= flipped
+    assert all(not failover_rounds._adds_only_vlans(before[name], install[name]) for name in completed)
+    # the others get the backup bank after the rounds, before their own flips
+    rest = rounded.steps[rounds]
+    assert rest["name"].startswith("install bank B on ") and not rest.get("round")
+    assert set(rest["switches"]) == {name for name in install if name not in written}
+    assert all(rest["switches"][name] == install[name] for name in rest["switches"])
+    assert failover_run.urgent_cut(rounded, changing(transition)) == rounds
+
+
+def test_an_install_that_only_adds_vlans_and_one_that_completes_the_old_bank():
+    before = {"vlans": [100, 101], "ports": {"1": {"pvid": 100, "untagged": [100, 101], "tagged": []}},
+              "static_macs": [{"mac": "02:00:00:00:00:01", "vlan": 100, "port": "1"}]}
+    added = {"vlans": [100, 101, 2100], "ports": {"1": {"pvid": 100, "untagged": [100, 101, 2100], "tagged": []}},
+             "static_macs": before["static_macs"] + [{"mac": "02:00:00:00:00:01", "vlan": 2100, "port": "1"}]}
+    assert failover_rounds._adds_only_vlans(before, added)
+    completing = dict(added, static_macs=added["static_macs"] + [{"mac": "02:00:00:00:00:02", "vlan": 101,
+                                                                   "port": "1"}])
+    assert not failover_rounds._adds_only_vlans(before, completing)
+    moved = dict(added, ports={"1": {"pvid": 2100, "untagged": [100, 101, 2100], "tagged": []}})
+    assert not failover_rounds._adds_only_vlans(before, moved)
+    dropped = dict(added, vlans=[100, 2100])
+    assert not failover_rounds._adds_only_vlans(before, dropped)
+
+
+def test_rounds_without_the_needed_completions_fail_their_proof_and_the_install_goes_everywhere(monkeypatch):
+    # pretend every install adds only the backup bank: the lean rounds then leave out the old bank's
+    # completions some flips need, their windows flood, and round 1 installs the bank on every switch
+    failure = resolve_failure(TORUS, link="sw1:3")
+    transition = failover_run.plan_failover(TORUS, OPTIONS, failure, "A")
+    monkeypatch.setattr(failover_rounds, "_adds_only_vlans", lambda before, installed: True)
+    rounded = failover_rounds.in_rounds(TORUS, failure, transition, changing(transition))
+    assert rounded.steps[0]["name"].startswith("round 1: install bank B, flip ")
+    assert set(rounded.steps[0]["switches"]) == set(TORUS.switch_names())
+    assert rounded.proof["acyclic"] and rounded.after == transition.after
