@@ -653,7 +653,13 @@ def watch(responder: Responder, reader: Reader, stop: Callable[[int], bool], ret
     The carriers are passed on once they have not changed for ``settle_s``
     (a hold-down, as a switch's carrier delay): the ports of a failed switch
     go down one after the other as its neighbours see them, and handled at
-    once the first would be taken for a link failure."""
+    once the first would be taken for a link failure.
+
+    The ``watching`` event is logged once every switch's poll has answered
+    and the answers have settled: from then on a change is seen as it
+    happens (before, a switch whose first answer has not come cannot be
+    compared). Each first answer is an SSH session's start, seconds on a
+    loaded machine, so a cut just after ``ready`` waited for them."""
     import queue
 
     names = responder.topology.switch_names()
@@ -666,8 +672,9 @@ def watch(responder: Responder, reader: Reader, stop: Callable[[int], bool], ret
     carriers: dict[str, dict[str, str] | None] = {}
     seen: dict[str, Any] | None = None
     observed: dict[str, Any] | None = None
-    changed_at = clock()
+    started = changed_at = clock()
     handled = 0
+    watching = False
     try:
         while not stop(handled):
             pending = []
@@ -688,6 +695,9 @@ def watch(responder: Responder, reader: Reader, stop: Callable[[int], bool], ret
             if seen != observed and clock() - changed_at >= settle_s:
                 responder.observe(seen)
                 observed = seen
+                if not watching:
+                    watching = True
+                    responder.log("watching", switches=len(names), seconds=round(clock() - started, 3))
                 handled += len(responder.handle())
     finally:
         stopped.set()

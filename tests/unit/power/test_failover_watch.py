@@ -233,7 +233,30 @@ def test_the_watch_loop_feeds_the_responder_until_its_count():
         return seen[switch], "cut" if polls[switch] > 1 else "whole"
 
     assert fw.watch(made, reader, lambda handled: handled >= 1, tick_s=0.01) == 1
-    assert [entry["event"] for entry in events if entry["event"] != "detected"][:2] == ["ready", "recovered"]
+    assert [entry["event"] for entry in events if entry["event"] != "detected"][:3] == \
+        ["ready", "watching", "recovered"]
+
+
+def test_watching_is_logged_once_every_switch_has_answered_and_not_before():
+    made, _fake, events = responder(preplan=[])
+    late = RING.switch_names()[-1]
+    started = time.monotonic()
+    answered = []
+
+    def reader(switch, expected):
+        """Every switch answers at once, the last one only after 0.3 s; then each holds."""
+        if expected:
+            time.sleep(0.05)
+        elif switch == late:
+            time.sleep(0.3)
+        answered.append((switch, time.monotonic() - started))
+        return carriers(RING)[switch], "whole"
+
+    fw.watch(made, reader, lambda handled: any(entry["event"] == "watching" for entry in events), tick_s=0.01)
+    watching = [entry for entry in events if entry["event"] == "watching"]
+    assert len(watching) == 1 and watching[0]["switches"] == len(RING.switch_names())
+    first_of_late = min(when for switch, when in answered if switch == late)
+    assert first_of_late >= 0.3 and watching[0]["seconds"] >= first_of_late
 
 
 def test_a_poller_that_breaks_stops_the_watch_naming_the_switch():
