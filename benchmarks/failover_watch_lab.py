@@ -88,14 +88,19 @@ def run(args):
             _play(info, "playbooks/failover_plan.yml", "-e", "intent=%s" % directory)
         link = args.link or ("sw5:4" if args.torus else "sw2:3")
         switch = args.switch_name or ("sw10" if args.torus else "sw1")
+        # the controller has a CPU of its own on a real network: here a session of its own at the
+        # lab's session priority (the molecule scenario torus4x4_failover does the same)
+        priority = "%s/%s/session-priority.sh" % (STATE_ROOT, LAB)
         watcher = subprocess.Popen(
-            [str(ROOT / ".venv" / "bin" / "ansible-playbook"), "-i", str(topology), "-i", info["inventory"],
+            ["setsid", "sh", "-c", 'if [ -r "$1" ]; then . "$1"; fi; shift; exec "$@"', "sh", priority,
+             str(ROOT / ".venv" / "bin" / "ansible-playbook"), "-i", str(topology), "-i", info["inventory"],
              "playbooks/failover_watch.yml", "-e", "intent=%s" % directory, "-e", "failover_watch_log=%s" % log,
              "-e", "failover_watch_stop_file=%s" % stop,
              "-e", json.dumps({"failover_watch_preplan": [link] + ([switch] if args.switch else [])})],
             cwd=str(ROOT), env=ansible_env(), stdout=open(directory / "watch.out", "w", encoding="utf-8"),
             stderr=subprocess.STDOUT, text=True)
         ready = _wait_for_after(log, 0, ("ready",))
+        _wait_for_after(log, 0, ("watching",))       # every switch's poll has answered
         probes.start(info["layout"], interval=args.interval_ms / 1000.0)
         time.sleep(3.0)
         rows = []

@@ -67,8 +67,11 @@ CLI_PLATFORMS = {"dell_os6": "Gi1/0/{port}", "huawei_vrp": "GigabitEthernet0/0/{
 # gives it to every thread and to the daemon's autogroup). An emulated switch stands for dedicated
 # hardware: its forwarding (ovs-vswitchd's main loop reads every port's packet socket, which
 # overflows when the loop waits for a CPU) and its control plane (ovsdb-server, sshd) go before
-# the machine's other work. Measured why: docs/lab.md, "Under load".
-DAEMON_NICENESS = {"ovs-vswitchd.pid": -10, "ovsdb-server.pid": -5, "sshd.pid": -5}
+# the machine's other work. The sshd's sessions run the pushes and the carrier polls, the work a
+# switch's own management CPU does beside its forwarding: they go at the forwarding's priority
+# (at -5 they waited behind it and a failover took twice as long). Measured why: docs/lab.md,
+# "Under load".
+DAEMON_NICENESS = {"ovs-vswitchd.pid": -10, "ovsdb-server.pid": -5, "sshd.pid": -10}
 # the directory holding ansible_collections/ of this code (PYTHONPATH of the emulator)
 COLLECTIONS_DIR = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                *[os.pardir] * 6))

@@ -28,14 +28,15 @@ def ring3():
 
 def test_the_switch_daemons_go_before_other_work_and_the_pushes_with_them():
     # ovs-vswitchd forwards (its main loop reads the ports); ovsdb-server and sshd (whose
-    # sessions run the pushes) are the control plane; the probe agents run at +10
-    assert DAEMON_NICENESS == {"ovs-vswitchd.pid": -10, "ovsdb-server.pid": -5, "sshd.pid": -5}
+    # sessions run the pushes and the carrier polls) are the control plane, the sessions at the
+    # forwarding's priority (a switch's management CPU is its own); the probe agents run at +10
+    assert DAEMON_NICENESS == {"ovs-vswitchd.pid": -10, "ovsdb-server.pid": -5, "sshd.pid": -10}
     assert set(DAEMON_NICENESS) == set(runner.DAEMON_PIDFILES)
 
 
 def test_the_layout_carries_the_niceness_and_its_hash_changes_with_it(ring3):
     layout = lab_layout(ring3, name="r3")
-    assert layout["daemon_niceness"] == {"ovs-vswitchd.pid": -10, "ovsdb-server.pid": -5, "sshd.pid": -5}
+    assert layout["daemon_niceness"] == {"ovs-vswitchd.pid": -10, "ovsdb-server.pid": -5, "sshd.pid": -10}
     other = lab_layout(ring3, name="r3", daemon_niceness={"ovs-vswitchd.pid": 0})
     assert other["daemon_niceness"] == {"ovs-vswitchd.pid": 0}
     # a lab built at other priorities is rebuilt by the next lab_up
