@@ -121,7 +121,7 @@ def run(args):
         summary = probes.stop(info["layout"], windows=windows, margin_s=0.0)
         for row, cut, back in zip(rows, summary["windows"][::2], summary["windows"][1::2]):
             row.update(recovered_s=cut["last_lost_s"], lost=cut["lost"], lost_own_hosts=cut.get("excluded", 0),
-                       lost_back=back["lost"])
+                       lost_back=back["lost"], lost_back_pairs=back["pairs"], last_lost_back_s=back["last_lost_s"])
         print(json.dumps({"ready": ready, "rows": rows, "totals": summary["totals"],
                           "outside": summary["outside"]}, indent=1, default=str))
     finally:
