@@ -153,8 +153,8 @@ def test_an_install_that_only_adds_vlans_and_one_that_completes_the_old_bank():
     added = {"vlans": [100, 101, 2100], "ports": {"1": {"pvid": 100, "untagged": [100, 101, 2100], "tagged": []}},
              "static_macs": before["static_macs"] + [{"mac": "02:00:00:00:00:01", "vlan": 2100, "port": "1"}]}
     assert failover_rounds._adds_only_vlans(before, added)
-    completing = dict(added, static_macs=added["static_macs"] + [{"mac": "02:00:00:00:00:02", "vlan": 101,
-                                                                   "port": "1"}])
+    completion = {"mac": "02:00:00:00:00:02", "vlan": 101, "port": "1"}
+    completing = dict(added, static_macs=added["static_macs"] + [completion])
     assert not failover_rounds._adds_only_vlans(before, completing)
     moved = dict(added, ports={"1": {"pvid": 2100, "untagged": [100, 101, 2100], "tagged": []}})
     assert not failover_rounds._adds_only_vlans(before, moved)
