@@ -42,6 +42,8 @@ CLI_SETTINGS = "cli.json"
 CLI_MODULE = "ansible_collections.ethercluster.routing.plugins.module_utils.lab.cli_emulator"
 # network_cli's connect and command timeouts for the emulated CLIs (cli_inventory_vars)
 CLI_TIMEOUT_S = 120
+# network_cli's wait for more output after a matched prompt (its default 0.1 s), for the emulated CLIs
+CLI_BUFFER_READ_TIMEOUT_S = 0.02
 # network_os of the ansible.netcommon.network_cli inventory of a CLI switch
 CLI_NETWORK_OS = {"dell_os6": "ethercluster.routing.dell_os6", "huawei_vrp": "ethercluster.routing.huawei_vrp"}
 HOST_KEY = "ssh_host_ed25519_key"
@@ -475,6 +477,10 @@ def cli_inventory_vars(layout: dict[str, Any], sw: dict[str, Any]) -> dict[str, 
         # 30 s defaults once the first command waits behind it (a deploy failed so)
         "ansible_connect_timeout": CLI_TIMEOUT_S,
         "ansible_command_timeout": CLI_TIMEOUT_S,
+        # network_cli waits this long after every prompt it matches, in case more output follows:
+        # 0.1 s by default, most of a push's time (a PVID flip is ~17 lines). The emulator writes
+        # each answer and the prompt after it in one write, so nothing follows a prompt.
+        "ansible_buffer_read_timeout": CLI_BUFFER_READ_TIMEOUT_S,
         "ethercluster_cli_platform": sw["cli"]["platform"],
     }
 

@@ -289,6 +289,17 @@ def test_inventory_lists_switches_with_ssh_settings_and_nodes(ring3):
     assert ipaddress.ip_address(nodes["h2"]["ip"]) in ipaddress.ip_network("10.42.0.0/16")
 
 
+def test_cli_switches_are_reached_over_network_cli_without_its_wait_after_each_prompt():
+    mixed = topology_from_data({"name": "m2", "switches": {"sw0": {}, "sw1": {"platform": "dell_os6"}},
+                                "links": [{"a": "sw0:2", "b": "sw1:2"}]})
+    hosts = plan.inventory_data(lab_layout(mixed, name="m2"))["all"]["children"]["switches"]["hosts"]
+    assert hosts["sw1"]["ansible_connection"] == "ansible.netcommon.network_cli"
+    # network_cli's default 0.1 s after every matched prompt is most of a CLI push; the emulator
+    # sends each answer with its prompt in one write
+    assert hosts["sw1"]["ansible_buffer_read_timeout"] == plan.CLI_BUFFER_READ_TIMEOUT_S < 0.1
+    assert "ansible_buffer_read_timeout" not in hosts["sw0"] and "ansible_connection" not in hosts["sw0"]
+
+
 def test_commands_print_as_shell_lines():
     command = plan.Command(("ovs-vsctl", "set", "a b"), env={"OVS_RUNDIR": "/x"}, netns="ns1")
     assert str(command) == "OVS_RUNDIR=/x ip netns exec ns1 ovs-vsctl set 'a b'"
