@@ -24,15 +24,18 @@ one OpenFlow bundle, atomic) -- is simulated exhaustively like every other
 window. :func:`in_rounds` builds them greedily: each round flips as many
 changing switches as its window allows, trying them in the proven order,
 each flipped switch written whole (the backup bank installed and its ports'
-PVIDs moved to it, one bundle). The rounds write no switch they do not
-flip: the switches whose entries do not change get the backup bank in one
-push after the rounds, off the urgent path. With the renamed assignment
-that costs nothing, since frames cross the links untagged and each switch
-classifies them by its own PVIDs: a bank installed but not used changes
-no forwarding (round 1 of the 4x4 torus wrote 8 switches instead of 16).
-Where that is not so (the fixed assignment carries a frame's VLAN from
-switch to switch) the windows show it, and the rounds fall back to
-installing the backup bank on every switch in the first round. The steps
+PVIDs moved to it, one bundle). Besides those, the first round writes only
+the switches whose install also completes the old bank (entries in the
+VLANs they use now, for frames flipped neighbours send them before they
+flip); the installs that only add the backup bank's VLANs
+(:func:`_adds_only_vlans`) go in one push after the rounds, off the urgent
+path. With the renamed assignment that costs nothing, since frames cross
+the links untagged and each switch classifies them by its own PVIDs: a
+bank installed but not used changes no forwarding (round 1 of link sw5:4
+on the 4x4 torus wrote 8 switches instead of 16). Where that is not so
+(the fixed assignment carries a frame's VLAN from switch to switch) the
+windows show it, and the rounds fall back to installing the backup bank
+on every switch in the first round. The steps
 after the last flip of a changing switch (the other flips, the drain
 wait, the old bank's removal) follow unchanged. Everything is proven anew
 on the states the rounds pass through, with one dependency graph that

@@ -87,9 +87,9 @@ def carriers_script(bridge: str, expected: str = "", hold_s: float = 0.0, interv
     length, ovs-ofctl(8); it prints them on its standard error, so that is
     what the script reads: reading its standard output, the first version
     never woke and every change waited for the hold). The monitor is
-    connected before the ports are
-    read (its control socket appears only after it opened the switch), so
-    a change between the read and the wait is not missed. Waiting costs
+    connected before the ports are read (its control socket appears only
+    after it opened the switch), so a change between the read and the wait
+    is not missed. Waiting costs
     no CPU, where reading every ``interval_s`` spawned 20 ``ovs-ofctl`` a
     second on every switch. When the monitor cannot be started, the
     script falls back to reading every ``interval_s``."""
