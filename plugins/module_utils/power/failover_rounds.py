@@ -142,7 +142,8 @@ def in_rounds(topology: Topology, failure: Failure, transition: Transition, firs
     needed = {name: entry for name, entry in install.items()
               if not _adds_only_vlans(transition.before["switches"].get(name) or {}, entry)}
     tried = []
-    for lean in (True, False):
+    # when every install is needed the lean rounds are the others: build them once
+    for lean in (True, False) if needed != install else (False,):
         rounds = _greedy(topology, failure, start, needed if lean else install, flips, list(flips), restore)
         if rounds is None:
             tried.append("no round can be proven from a state the greedy rounds reached")
