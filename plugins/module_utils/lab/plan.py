@@ -361,6 +361,12 @@ def sshd_config(layout: dict[str, Any], name: str) -> str:
     sw = layout["switches"][name]
     paths = lab_paths(layout)
     variables = dict(ovs_env(sw["dir"]))
+    # bash started by sshd as a top-level shell reads ~/.bashrc *instead of*
+    # BASH_ENV, even for a command: the machine's own login setup ran (a pyenv
+    # init forked ~170 processes, 0.3-0.4 s of every session under load) and
+    # the session's priority did not. A bash that sees itself nested (SHLVL 1
+    # -> level 2) skips ~/.bashrc and runs BASH_ENV.
+    variables["SHLVL"] = "1"
     if session_niceness(layout):
         variables["BASH_ENV"] = paths["session_priority"]
     env = " ".join("%s=%s" % item for item in sorted(variables.items()))
@@ -382,7 +388,7 @@ def sshd_config(layout: dict[str, Any], name: str) -> str:
         "MaxStartups 64:30:128",
         "MaxSessions 32",
         # the OVS tools of an SSH session find this switch's database and bridge; bash runs
-        # BASH_ENV (the session's priority) before the session's command
+        # BASH_ENV (the session's priority) before the session's command, not ~/.bashrc (SHLVL)
         "SetEnv %s" % env,
         "Subsystem sftp internal-sftp",
         "",

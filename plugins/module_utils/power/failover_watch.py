@@ -591,7 +591,8 @@ class Responder:
         recovered = self.log("recovered" if down else "restored", name=event["name"], kind=event["kind"], how=how,
                              detected=event["at"], started=round(started, 3),
                              seconds_from_detection=round(self.wall() - event["at"], 3),
-                             steps=[{key: step.get(key) for key in ("name", "seconds", "changed")} for step in results],
+                             steps=[{key: step.get(key) for key in ("name", "seconds", "changed", "switch_seconds")}
+                                    for step in results],
                              proof=proof)
         self.bank = transition.after["fabric"]["bank"]
         self.down = set(down)

@@ -247,14 +247,18 @@ def resume_index(before: dict[str, Data], steps: list[Data], states: dict[str, D
 
 
 # ------------------------------------------------------------- the steps
-def _push(step: Data, driver: Driver, states: dict[str, Any], max_parallel: int | None = None) -> list[str]:
+def _push(step: Data, driver: Driver, states: dict[str, Any], max_parallel: int | None = None,
+          seconds: dict[str, float] | None = None) -> list[str]:
     """Carry out a push step; return the switches written. A parallel step
-    pushes at most ``max_parallel`` switches at once (None: all)."""
+    pushes at most ``max_parallel`` switches at once (None: all).
+    ``seconds`` gets each switch's time (read, compare, write)."""
     entries = step.get("switches") or {}
     changed: list[str] = []
     lock = threading.Lock()
+    clock = time.monotonic
 
     def one(switch: str) -> None:
+        started = clock()
         desired = render_for(entries[switch], switch)
         current = driver.read(switch)
         changes = ovs.compare(current, desired, switch)
@@ -263,6 +267,9 @@ def _push(step: Data, driver: Driver, states: dict[str, Any], max_parallel: int 
             with lock:
                 changed.append(switch)
         states[switch] = None  # stale: read again when needed
+        if seconds is not None:
+            with lock:
+                seconds[switch] = round(clock() - started, 3)
 
     _pool(one, list(entries), parallel=bool(step.get("parallel")),
           workers=max_parallel or len(entries))
@@ -301,7 +308,8 @@ def run_steps(steps: list[Data], driver: Driver, start: int = 0, log: Callable[[
               max_parallel: int | None = None, watch: Callable[[int], Any] | None = None) -> list[Data]:
     """Run ``steps[start:]`` in order; return one result per step run:
     ``{"index", "kind", "name", "changed": [switches], "seconds", "start",
-    "end"}`` (wall-clock times, for attributing probe losses).
+    "end", "switch_seconds": {switch: seconds}}`` (wall-clock times, for
+    attributing probe losses; each pushed switch's own time).
     ``max_parallel`` bounds how many switches of a parallel push are
     written at once (None: all). ``watch(position)`` runs before every
     step but the first and may stop the run by raising TransitionRunError
@@ -322,17 +330,17 @@ def run_steps(steps: list[Data], driver: Driver, start: int = 0, log: Callable[[
         name = step.get("name") or kind
         started, started_wall = clock(), wall()
         entry: Data = {"index": step.get("index", position + 1), "kind": kind, "name": name,
-                       "changed": [], "start": round(started_wall, 3)}
+                       "changed": [], "start": round(started_wall, 3), "switch_seconds": {}}
         try:
             if kind == "push":
-                entry["changed"] = _push(step, driver, states, max_parallel)
+                entry["changed"] = _push(step, driver, states, max_parallel, entry["switch_seconds"])
             elif kind == "wait":
                 sleep(float(step.get("seconds", 0)))
             elif kind == "wait_carrier":
                 entry["carrier"] = _wait_carrier(step, driver, sleep, clock, poll_s)
             elif kind == "drain":
                 if step.get("switches"):
-                    entry["changed"] = _push(step, driver, states, max_parallel)
+                    entry["changed"] = _push(step, driver, states, max_parallel, entry["switch_seconds"])
                 sleep(float(step.get("seconds", 0)))
             else:
                 raise TransitionRunError("unknown step kind %r" % (kind,))

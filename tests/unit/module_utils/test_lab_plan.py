@@ -258,6 +258,34 @@ def test_ssh_sessions_get_the_sshds_priority_through_bash_env(ring3, tmp_path):
                if isinstance(step, plan.WriteFile) and step.path.endswith("sshd_config"))
 
 
+def _set_env(text):
+    line = next(line for line in text.splitlines() if line.startswith("SetEnv "))
+    return dict(item.split("=", 1) for item in line.split()[1:])
+
+
+def test_ssh_sessions_skip_the_machines_bashrc_and_still_run_bash_env(ring3, tmp_path):
+    # sshd runs a command through the login shell, bash -c, with SSH_CLIENT set and no
+    # terminal: a top-level bash then reads ~/.bashrc (on the lab's machine a pyenv
+    # init, ~170 processes per session) *instead of* BASH_ENV, the session's priority;
+    # the switch's SetEnv makes it skip ~/.bashrc and run BASH_ENV
+    layout = lab_layout(ring3, name="r3", daemon_niceness={"sshd.pid": -7})
+    files = steps(phase(plan.up_phases(layout), "files"))
+    text = next(step.content for step in files if isinstance(step, plan.WriteFile)
+                and step.path == "/run/ethercluster-lab/r3/sw2/sshd_config")
+    variables = _set_env(text)
+    (tmp_path / ".bashrc").write_text("echo bashrc\n")
+    (tmp_path / "env.sh").write_text("echo bash_env\n")
+    session = {"HOME": str(tmp_path), "PATH": os.environ["PATH"], "SSH_CLIENT": "198.51.100.1 40000 22",
+               "BASH_ENV": str(tmp_path / "env.sh")}
+
+    def run(extra):
+        return subprocess.run(["bash", "-c", "echo command"], env=dict(session, **extra), stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, check=True).stdout.split()
+
+    assert run({}) == ["bashrc", "command"]     # what a session did before
+    assert run({"SHLVL": variables["SHLVL"]}) == ["bash_env", "command"]
+
+
 def test_teardown_removes_exactly_what_the_build_creates(ring3):
     layout = lab_layout(ring3, name="r3")
     down = plan.down_phases(layout)
