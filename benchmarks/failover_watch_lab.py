@@ -90,10 +90,9 @@ def run(args):
         switch = args.switch_name or ("sw10" if args.torus else "sw1")
         # the controller has a CPU of its own on a real network: here a session of its own at the
         # lab's session priority (the molecule scenario torus4x4_failover does the same)
-        priority = "%s/%s/session-priority.sh" % (STATE_ROOT, LAB)
+        # the responder is the controller: in a session of its own at the lab's session priority
         watcher = subprocess.Popen(
-            ["setsid", "sh", "-c", 'if [ -r "$1" ]; then . "$1"; fi; shift; exec "$@"', "sh", priority,
-             str(ROOT / ".venv" / "bin" / "ansible-playbook"), "-i", str(topology), "-i", info["inventory"],
+            ["%s/%s/controller.sh" % (STATE_ROOT, LAB), str(ROOT / ".venv" / "bin" / "ansible-playbook"), "-i", str(topology), "-i", info["inventory"],
              "playbooks/failover_watch.yml", "-e", "intent=%s" % directory, "-e", "failover_watch_log=%s" % log,
              "-e", "failover_watch_stop_file=%s" % stop,
              "-e", json.dumps({"failover_watch_preplan": [link] + ([switch] if args.switch else [])})],

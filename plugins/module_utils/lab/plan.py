@@ -52,6 +52,8 @@ KNOWN_HOSTS = "known_hosts"
 TEMPLATE_DB = "template.db"
 # sourced by bash (BASH_ENV, which each switch's sshd sets) before every SSH session's command
 SESSION_PRIORITY_FILE = "session-priority.sh"
+# runs a command as the fabric's controller: a session of its own at the sessions' priority
+CONTROLLER_FILE = "controller.sh"
 SSHD = "/usr/sbin/sshd"
 SSHD_PRIVSEP_DIR = "/run/sshd"
 
@@ -170,6 +172,7 @@ def lab_paths(layout: dict[str, Any]) -> dict[str, str]:
         "known_hosts": "%s/%s" % (directory, KNOWN_HOSTS),
         "template_db": "%s/%s" % (directory, TEMPLATE_DB),
         "session_priority": "%s/%s" % (directory, SESSION_PRIORITY_FILE),
+        "controller": "%s/%s" % (directory, CONTROLLER_FILE),
     }
 
 
@@ -192,6 +195,25 @@ def session_priority_script(niceness: int) -> str:
         "renice -n %d -p $$ >/dev/null 2>&1 || true" % niceness,
         "echo %d 2>/dev/null >/proc/self/autogroup || true" % niceness,
         "unset BASH_ENV",
+    ])
+
+
+def controller_script(session_priority: str) -> str:
+    """``controller.sh COMMAND [ARGS]``: run a command as the fabric's
+    controller (the failover responder; docs/lab.md, "The controller's and
+    the sessions' priority"). On a real network it has a CPU of its own;
+    here it shares the 2 cores with the switches' forwarding, so it runs in
+    a process session, so an autogroup, of its own (``setsid``; ``-w``
+    returns the command's exit status when setsid has to fork) at the
+    switches' session priority (``session_priority``, when the lab set
+    one). What the failover benchmark and the molecule scenario start the
+    responder with."""
+    return _lines([
+        "#!/bin/sh",
+        "# ethercluster.routing lab (written by lab_up): run a command as the fabric's controller, in a",
+        "# session (an autogroup) of its own at the switches' session priority",
+        "exec setsid -w sh -c 'if [ -r \"$1\" ]; then . \"$1\"; fi; shift; exec \"$@\"' sh %s \"$@\""
+        % shlex.quote(session_priority),
     ])
 
 
@@ -243,6 +265,7 @@ def _files_job(layout: dict[str, Any]) -> list[Any]:
     steps.append(Command(("ovsdb-tool", "create", paths["template_db"], layout["ovs_schema"])))
     if session_niceness(layout):
         steps.append(WriteFile(paths["session_priority"], session_priority_script(session_niceness(layout)), 0o644))
+    steps.append(WriteFile(paths["controller"], controller_script(paths["session_priority"]), 0o755))
     for name, sw in layout["switches"].items():
         steps.append(WriteFile("%s/sshd_config" % sw["dir"], sshd_config(layout, name), 0o600))
         gaps = sw.get("renegotiation_gaps")

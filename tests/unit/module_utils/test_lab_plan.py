@@ -258,6 +258,30 @@ def test_ssh_sessions_get_the_sshds_priority_through_bash_env(ring3, tmp_path):
                if isinstance(step, plan.WriteFile) and step.path.endswith("sshd_config"))
 
 
+def test_the_controller_runs_in_a_session_of_its_own_at_the_session_priority(ring3, tmp_path):
+    layout = lab_layout(ring3, name="r3", daemon_niceness={"sshd.pid": -7})
+    files = steps(phase(plan.up_phases(layout), "files"))
+    script = next(step for step in files if isinstance(step, plan.WriteFile)
+                  and step.path == "/run/ethercluster-lab/r3/controller.sh")
+    assert script.mode == 0o755
+    # run as written, the lab's priority script replaced by one that says it ran
+    (tmp_path / "priority.sh").write_text("echo priority\n")
+    path = tmp_path / "controller.sh"
+    path.write_text(script.content.replace("/run/ethercluster-lab/r3/session-priority.sh",
+                                           str(tmp_path / "priority.sh")))
+    path.chmod(0o755)
+    run = subprocess.run([str(path), "sh", "-c", 'echo "$(ps -o sid= -p $$) $$"; exit 3'],
+                         capture_output=True, text=True, check=False)
+    said = run.stdout.split()
+    assert said[0] == "priority"
+    assert said[1] == said[2]          # the command leads a session (so an autogroup) of its own
+    assert run.returncode == 3         # its exit status comes back
+    # without a priority set the command still runs in a session of its own
+    calm = lab_layout(ring3, name="r3", daemon_niceness={"ovs-vswitchd.pid": -10})
+    assert any(isinstance(step, plan.WriteFile) and step.path.endswith(plan.CONTROLLER_FILE)
+               for step in steps(phase(plan.up_phases(calm), "files")))
+
+
 def _set_env(text):
     line = next(line for line in text.splitlines() if line.startswith("SetEnv "))
     return dict(item.split("=", 1) for item in line.split()[1:])
