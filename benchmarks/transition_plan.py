@@ -8,7 +8,8 @@ Markdown table, and how many links of each fabric can go off losslessly
 (their kept-turn-order routing exists, docs/transitions.md), with, for each
 of the others, the obstruction proof (power/transition_obstruction.py). Usage:
 benchmarks/transition_plan.py [--engine segment] [--assignment renamed]
-[--sizes 4 8] [--budget N] [--link N (default: the middle link)]"""
+[--paths per_destination|source_tree] [--sizes 4 8] [--budget N]
+[--link N (default: the middle link)]"""
 
 from __future__ import annotations
 
@@ -43,6 +44,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--engine", default="segment")
     parser.add_argument("--assignment", default="renamed")
+    parser.add_argument("--paths", default="per_destination", choices=["per_destination", "source_tree"],
+                        help="the engine option paths (source_tree: what the fixed assignment carries on a torus)")
     parser.add_argument("--sizes", type=int, nargs="+", default=[4, 8])
     parser.add_argument("--budget", type=int, default=None,
                         help="window evaluations the flip-order search may spend")
@@ -55,8 +58,9 @@ def main():
     for size in args.sizes:
         topology = topology_from_data({"generate": {"kind": "torus", "dims": [size, size]}})
         link = len(topology.links) // 2 if args.link is None else args.link
-        route = kept_order_router(topology, args.engine)
-        base = compute_routing(topology, args.engine)
+        options = {"paths": args.paths}
+        route = kept_order_router(topology, args.engine, options)
+        base = compute_routing(topology, args.engine, **options)
         routable = 0
         proofs = []
         for index in range(len(topology.links)):
@@ -68,15 +72,16 @@ def main():
                 reason = obstruction["reason"] if obstruction else \
                     "no obstruction found (another turn order may work)"
                 proofs.append("  * %s: %s" % (topology.links[index].name, reason))
-        lossless.append("%dx%d torus, %s: %d of %d links can go off losslessly (kept turn order)"
-                        % (size, size, args.engine, routable, len(topology.links)))
+        lossless.append("%dx%d torus, %s (%s paths): %d of %d links can go off losslessly (kept turn order)"
+                        % (size, size, args.engine, args.paths, routable, len(topology.links)))
         lossless.extend(proofs)
         calls = [("off", {}), ("on", {"current_down": [link]}), ("speed", {"speed_mbps": 100})]
         for action, extra in calls:
             started = time.perf_counter()
             try:
                 result = plan_transition(topology, action, link, engine=args.engine,
-                                         assignment=args.assignment, search_budget=args.budget,
+                                         assignment=args.assignment, engine_options=options,
+                                         search_budget=args.budget,
                                          max_broadcast_copies=10 ** 12, **extra)
             except EtherclusterError as exc:
                 print("| %dx%d torus | %s/%s | %d | %s | refused: %s | | | | | %.2f |"

@@ -26,6 +26,7 @@ from ..assign.macs import static_mac_table
 from ..platforms.capabilities import CAPABILITIES, ETHERNET_SPEEDS_MBPS
 from ..routing import compute_routing
 from ..routing.base import RoutingFunction, select_paths, turns
+from ..routing.source_tree import source_trees
 from ..fabric.topology import Link, Topology
 from .link_timings import link_operation_s
 from .transition_obstruction import direct_obstruction
@@ -172,8 +173,8 @@ class _Router:
         _allowed, prohibited = _forward_turns(topology, down, [positions])
         engine_options = dict(base.routing.options or {}, kept_turn_order=True)
         try:
-            routing = select_paths(topology, prohibited, base.routing.engine, down=sorted(down),
-                                   options=engine_options)
+            routing = _in_form(select_paths(topology, prohibited, base.routing.engine, down=sorted(down),
+                                            options=engine_options), base.routing.paths_form)
             return _plan_from_routing(topology, routing, bank, self.options)
         except EtherclusterError as exc:
             reason = str(exc)
@@ -187,16 +188,27 @@ class _Router:
 
 
 def _check_per_destination(assignment: Any, engine_options: Any) -> None:
-    """Transitions keep per-destination paths (the turn order above); a
-    fabric planned with source-tree paths is refused by name, before
-    anything is planned."""
+    """Transitions keep the turn order (above) of per-destination or
+    source-tree paths (the latter what the fixed assignment carries on a
+    fabric whose balanced paths are no trees); the paper's paths form is
+    refused by name, before anything is planned."""
     paths = dict(engine_options or {}).get("paths", "per_destination")
-    if assignment not in ("fixed", "renamed") or paths != "per_destination":
+    if assignment not in ("fixed", "renamed") or paths not in ("per_destination", "source_tree"):
         raise TransitionError(
-            "link transitions move per-destination routings (fixed or renamed assignment, engine "
-            "option paths: per_destination); this fabric's settings are assignment %s with %s "
-            "paths. Plan and deploy it with assignment renamed (broadcast: bounded) or fixed with "
-            "a routing whose paths are trees, to save power on it" % (assignment, paths))
+            "link transitions move per-destination or source-tree routings (fixed or renamed "
+            "assignment, engine option paths: per_destination or source_tree); this fabric's "
+            "settings are assignment %s with %s paths. Plan and deploy it with one of those to "
+            "save power on it" % (assignment, paths))
+
+
+def _in_form(routing: RoutingFunction, paths_form: str) -> RoutingFunction:
+    """``routing`` (from select_paths, per destination) in the base routing's
+    paths form: with source-tree paths, a tree per source under the same
+    turn restrictions (routing/source_tree.py), so its dependencies stay
+    within the kept turn order and the fixed assignment can carry it."""
+    if paths_form == "source_tree":
+        return source_trees(routing, (routing.options or {}).get("balance", True))
+    return routing
 
 
 def held_intent(topology: Topology, down: Iterable[Any] = (), bank: str = "A", engine: str = "segment",
@@ -233,7 +245,7 @@ def kept_order_router(topology: Topology, engine: str = "segment",
     without a path (such a link can only go off through a fresh plan and,
     usually, a drain). The link selection of the power-saving playbook uses
     it, so the loads it weighs are those of the routings it will push."""
-    _check_per_destination("renamed", engine_options)
+    _check_per_destination("fixed", engine_options)
     file_down = frozenset(topology.down_links())
     base = compute_routing(topology, engine, down=sorted(file_down), **dict(engine_options or {}))
     positions = _turn_order(base)
@@ -243,8 +255,8 @@ def kept_order_router(topology: Topology, engine: str = "segment",
         if down == file_down:
             return base
         _allowed, prohibited = _forward_turns(topology, down, [positions])
-        return select_paths(topology, prohibited, base.engine, down=sorted(down),
-                            options=dict(base.options or {}, kept_turn_order=True))
+        return _in_form(select_paths(topology, prohibited, base.engine, down=sorted(down),
+                                     options=dict(base.options or {}, kept_turn_order=True)), base.paths_form)
     return route
 
 
@@ -297,8 +309,8 @@ def _bridge_plan(topology: Topology, old: PlanLike, new: PlanLike, bank: str,
             first = _turn_order(old.routing, key=lambda c: second[c])
         _both, prohibited = _forward_turns(topology, down, [first, second])
         try:
-            routing = select_paths(topology, prohibited, old.routing.engine, down=sorted(down),
-                                   options=engine_options)
+            routing = _in_form(select_paths(topology, prohibited, old.routing.engine, down=sorted(down),
+                                            options=engine_options), old.routing.paths_form)
             break
         except EtherclusterError as exc:
             error = exc

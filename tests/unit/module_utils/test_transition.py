@@ -46,6 +46,11 @@ CASES = {
                            "engine_options": {"balance": False}}),
     "ring6-updown-renamed": ({"kind": "torus", "dims": [6]},
                              {"engine": "updown", "assignment": "renamed", "broadcast": "bounded"}),
+    # the balanced paths of a torus are no trees: the fixed assignment carries source trees
+    # (what a fabric of switches without a flood tree, dell_os6 say, deploys)
+    "torus4x4-segment-fixed-source-tree": ({"kind": "torus", "dims": [4, 4]},
+                                           {"engine": "segment", "assignment": "fixed",
+                                            "engine_options": {"paths": "source_tree"}}),
 }
 LINK = 3
 
@@ -333,3 +338,26 @@ def test_without_allow_drain_a_drain_transition_is_refused():
     spec, kwargs = CASES["torus4x4-segment-renamed"]
     with pytest.raises(TransitionError, match="drains are not allowed"):
         plan_transition(_topology(spec), "off", 0, allow_drain=False, **kwargs)
+
+
+def test_fixed_source_tree_fabrics_switch_links_without_a_drain():
+    # a 4x4 torus of switches without a flood tree (dell_os6) deploys fixed + source trees:
+    # the transitions keep the turn order of those trees, so they stay order-free
+    spec, kwargs = CASES["torus4x4-segment-fixed-source-tree"]
+    topology = _topology(spec)
+    off = plan_transition(topology, "off", "sw5:4", **kwargs)
+    assert off.proof["drain"] is False and off.proof["order_free"] is True
+    on = plan_transition(topology, "on", "sw5:4", current_down=["sw5:4"], **kwargs)
+    assert on.proof["drain"] is False
+    route = kept_order_router(topology, "segment", {"paths": "source_tree"})
+    down = topology.link("sw5:4").index
+    assert route([]).paths_form == route([down]).paths_form == "source_tree"
+    assert all(down not in {topology.channels[channel].link for channel in path}
+               for path in route([down]).paths().values())
+
+
+def test_the_papers_paths_form_is_refused_by_name():
+    topology = _topology({"kind": "torus", "dims": [4, 4]})
+    with pytest.raises(TransitionError, match="assignment fixed with paper paths"):
+        plan_transition(topology, "off", "sw5:4", engine="segment", assignment="fixed",
+                        engine_options={"paths": "paper"})
