@@ -234,13 +234,17 @@ def test_sshd_config_is_per_switch(ring3):
     assert known.addresses == ("198.51.100.2", "198.51.100.3", "198.51.100.4")
 
 
+def _written(topology, path, niceness=-7):
+    """The WriteFile step of ``path`` in the build of lab r3 (sshd at ``niceness``)."""
+    layout = lab_layout(topology, name="r3", daemon_niceness={"sshd.pid": niceness})
+    files = steps(phase(plan.up_phases(layout), "files"))
+    return next(step for step in files if isinstance(step, plan.WriteFile) and step.path == path)
+
+
 def test_ssh_sessions_get_the_sshds_priority_through_bash_env(ring3, tmp_path):
     # sshd starts each session at nice 0 in an autogroup of its own: the script bash runs first
     # (BASH_ENV) gives it the sshd's nice value, thread and autogroup
-    layout = lab_layout(ring3, name="r3", daemon_niceness={"sshd.pid": -7})
-    files = steps(phase(plan.up_phases(layout), "files"))
-    script = next(step for step in files if isinstance(step, plan.WriteFile)
-                  and step.path == "/run/ethercluster-lab/r3/session-priority.sh")
+    script = _written(ring3, "/run/ethercluster-lab/r3/session-priority.sh")
     assert script.mode == 0o644
     assert "renice -n -7 -p $$" in script.content and "echo -7 2>/dev/null >/proc/self/autogroup" in script.content
     # the script runs as written under a shell that may not change priorities: it fails quietly
@@ -259,10 +263,7 @@ def test_ssh_sessions_get_the_sshds_priority_through_bash_env(ring3, tmp_path):
 
 
 def test_the_controller_runs_in_a_session_of_its_own_at_the_session_priority(ring3, tmp_path):
-    layout = lab_layout(ring3, name="r3", daemon_niceness={"sshd.pid": -7})
-    files = steps(phase(plan.up_phases(layout), "files"))
-    script = next(step for step in files if isinstance(step, plan.WriteFile)
-                  and step.path == "/run/ethercluster-lab/r3/controller.sh")
+    script = _written(ring3, "/run/ethercluster-lab/r3/controller.sh")
     assert script.mode == 0o755
     # run as written, the lab's priority script replaced by one that says it ran
     (tmp_path / "priority.sh").write_text("echo priority\n")
@@ -292,11 +293,7 @@ def test_ssh_sessions_skip_the_machines_bashrc_and_still_run_bash_env(ring3, tmp
     # terminal: a top-level bash then reads ~/.bashrc (on the lab's machine a pyenv
     # init, ~170 processes per session) *instead of* BASH_ENV, the session's priority;
     # the switch's SetEnv makes it skip ~/.bashrc and run BASH_ENV
-    layout = lab_layout(ring3, name="r3", daemon_niceness={"sshd.pid": -7})
-    files = steps(phase(plan.up_phases(layout), "files"))
-    text = next(step.content for step in files if isinstance(step, plan.WriteFile)
-                and step.path == "/run/ethercluster-lab/r3/sw2/sshd_config")
-    variables = _set_env(text)
+    variables = _set_env(_written(ring3, "/run/ethercluster-lab/r3/sw2/sshd_config").content)
     (tmp_path / ".bashrc").write_text("echo bashrc\n")
     (tmp_path / "env.sh").write_text("echo bash_env\n")
     session = {"HOME": str(tmp_path), "PATH": os.environ["PATH"], "SSH_CLIENT": "198.51.100.1 40000 22",
