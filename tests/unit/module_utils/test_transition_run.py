@@ -153,6 +153,12 @@ def test_a_link_off_runs_the_steps_in_order(fabric):
     assert result["steps"][2]["changed"] == ["sw2", "sw1"]
     assert sleeps == [0.5]
     assert all(step["end"] >= step["start"] for step in result["steps"])
+    # each pushed switch's own time, within its step's
+    for step in result["steps"]:
+        pushed = set(step["switch_seconds"])
+        assert pushed == set(step["changed"]) or not step["changed"]
+        assert all(0 <= value <= step["seconds"] + 0.001 for value in step["switch_seconds"].values())
+    assert set(result["steps"][0]["switch_seconds"]) == {"sw0", "sw1", "sw2"}
     state = fabric_state(RING, {sw: fabric.read(sw) for sw in fabric.states})
     assert state["down_links"] == ["sw1:3--sw2:2"] and state["bank"] == "B" and state["settled"]
 
