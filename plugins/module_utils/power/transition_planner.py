@@ -193,12 +193,13 @@ def _check_per_destination(assignment: Any, engine_options: Any) -> None:
     fabric whose balanced paths are no trees); the paper's paths form is
     refused by name, before anything is planned."""
     paths = dict(engine_options or {}).get("paths", "per_destination")
-    if assignment not in ("fixed", "renamed") or paths not in ("per_destination", "source_tree"):
+    if assignment not in ("fixed", "renamed") or paths not in ("per_destination", "source_tree") \
+            or (paths == "source_tree" and assignment != "fixed"):
         raise TransitionError(
-            "link transitions move per-destination or source-tree routings (fixed or renamed "
-            "assignment, engine option paths: per_destination or source_tree); this fabric's "
-            "settings are assignment %s with %s paths. Plan and deploy it with one of those to "
-            "save power on it" % (assignment, paths))
+            "link transitions move per-destination routings (fixed or renamed assignment) and "
+            "source-tree routings (fixed assignment; engine option paths: source_tree); this "
+            "fabric's settings are assignment %s with %s paths. Plan and deploy it with one of "
+            "those to save power on it" % (assignment, paths))
 
 
 def _in_form(routing: RoutingFunction, paths_form: str) -> RoutingFunction:

@@ -20,7 +20,6 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.platforms imp
 from ansible_collections.ethercluster.routing.plugins.module_utils.platforms.common import PlatformError
 from ansible_collections.ethercluster.routing.plugins.module_utils.platforms.render import render_switch
 from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition import plan_transition
-from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition_proof import TransitionError
 from ansible_collections.ethercluster.routing.plugins.module_utils.report.outputs import run_plan
 from ansible_collections.ethercluster.routing.plugins.module_utils.verify.dot1q import Dot1qFabric
 
@@ -144,11 +143,14 @@ def test_settings_read_back_give_what_auto_picked():
     assert settings["engine_options"]["paths"] == "source_tree"
 
 
-def test_transitions_refuse_source_tree_fabrics_by_name():
+def test_transitions_move_source_tree_fabrics_from_what_was_deployed():
+    # they were refused by name; the routings with a link down now keep the turn order of the trees
     topology = topo(platform="ovs")
-    with pytest.raises(TransitionError, match="source_tree paths"):
-        plan_transition(topology, "off", 0, engine="segment", assignment="fixed",
-                        engine_options={"paths": "source_tree"})
+    options = {"engine": "segment", "assignment": "fixed", "engine_options": {"paths": "source_tree"}}
+    transition = plan_transition(topology, "off", "sw5:4", **options)
+    assert transition.before["switches"] == plan(topology, **options).intent["switches"]
+    assert transition.proof["drain"] is False and transition.proof["order_free"] is True
+    assert "sw5:4--sw6:3" in transition.after["fabric"]["down_links"]
 
 
 def test_ovs_renders_the_tree_as_one_broadcast_flow_per_vlan():
@@ -199,6 +201,8 @@ def test_a_transition_under_auto_moves_what_auto_deployed():
     transition = plan_transition(ring, "off", 0, engine="updown", assignment="auto")
     assert transition.proof["assignment"] == picked["picked"]
     assert transition.before["switches"] == plan(ring, engine="updown").intent["switches"]
-    # auto picking source trees (Dell OS6 cannot hold the flood tree) is refused by name
-    with pytest.raises(TransitionError, match="assignment fixed with source_tree paths"):
-        plan_transition(topo(platform="dell_os6"), "off", 0, engine="segment", assignment="auto")
+    # auto picking source trees (Dell OS6 cannot hold the flood tree): moved from what auto deployed too
+    os6 = topo(platform="dell_os6")
+    trees = plan_transition(os6, "off", "sw5:4", engine="segment", assignment="auto")
+    assert trees.proof["assignment"] == "fixed"
+    assert trees.before["switches"] == plan(os6, engine="segment").intent["switches"]

@@ -356,8 +356,11 @@ def test_fixed_source_tree_fabrics_switch_links_without_a_drain():
                for path in route([down]).paths().values())
 
 
-def test_the_papers_paths_form_is_refused_by_name():
+def test_the_papers_paths_form_and_renamed_source_trees_are_refused_by_name():
     topology = _topology({"kind": "torus", "dims": [4, 4]})
     with pytest.raises(TransitionError, match="assignment fixed with paper paths"):
         plan_transition(topology, "off", "sw5:4", engine="segment", assignment="fixed",
                         engine_options={"paths": "paper"})
+    with pytest.raises(TransitionError, match="assignment renamed with source_tree paths"):
+        plan_transition(topology, "off", "sw5:4", engine="segment", assignment="renamed",
+                        engine_options={"paths": "source_tree"})
