@@ -88,11 +88,11 @@ def run(args):
             _play(info, "playbooks/failover_plan.yml", "-e", "intent=%s" % directory)
         link = args.link or ("sw5:4" if args.torus else "sw2:3")
         switch = args.switch_name or ("sw10" if args.torus else "sw1")
-        # the controller has a CPU of its own on a real network: here a session of its own at the
-        # lab's session priority (the molecule scenario torus4x4_failover does the same)
-        # the responder is the controller: in a session of its own at the lab's session priority
+        # the controller has a CPU of its own on a real network: here the lab's controller.sh runs it in
+        # a session of its own at the lab's session priority (as the molecule scenario torus4x4_failover)
         watcher = subprocess.Popen(
-            ["%s/%s/controller.sh" % (STATE_ROOT, LAB), str(ROOT / ".venv" / "bin" / "ansible-playbook"), "-i", str(topology), "-i", info["inventory"],
+            ["%s/%s/controller.sh" % (STATE_ROOT, LAB), str(ROOT / ".venv" / "bin" / "ansible-playbook"),
+             "-i", str(topology), "-i", info["inventory"],
              "playbooks/failover_watch.yml", "-e", "intent=%s" % directory, "-e", "failover_watch_log=%s" % log,
              "-e", "failover_watch_stop_file=%s" % stop,
              "-e", json.dumps({"failover_watch_preplan": [link] + ([switch] if args.switch else [])})],
