@@ -1,7 +1,13 @@
 """A link cut mid-transition, on the ring of fixtures/lab/ (lab ``h4b``;
 docs/reliability.md, "Faults injected"): link_off.yml switches sw0:2--sw1:2
-off while sw1:3--sw2:2 loses its carrier (sw2's veth set down in its
-namespace) as soon as the transition log shows the install step done.
+off while sw1:3--sw2:2 loses its carrier (sw1's veth set down in its
+namespace, so sw2:2 sees no carrier, as at a pulled cable) as soon as the
+transition log shows the install step done. sw1's end, not sw2's: a push
+sets a switch's ports to the admin state the intent says, so a cut made by
+setting a switch's own veth down is undone when that switch is written,
+and the flips after the install write sw2 first and sw1 last (with SSH
+sessions of 0.1 s, the cut at sw2 landed after the check before sw2's flip
+in 2 of 4 runs, and that flip set the port up again).
 
 Proves, over SSH with the real playbook: the executor stops before its
 next write and its message names the dead link, the banks each switch
@@ -28,6 +34,7 @@ pytestmark = pytest.mark.lab
 LAB = "h4b"
 TOPOLOGY = FIXTURES / "ring3_topology.yml"
 SWITCHED, CUT = "sw0:2", "sw1:3--sw2:2"
+CUT_END = "sw1:3"   # the end whose veth goes down (module doc: why this one)
 # a 4 s drain wait: the cut lands while the executor still has writes to do
 SLOW = ["-e", "transition_wait_s=4", "-e", "renegotiation_s=0.5"]
 
@@ -59,7 +66,7 @@ def link_off_cut_after_the_install(lab, log):
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and proc.poll() is None:
         if log.exists() and any(json.loads(line).get("index") == 1 for line in log.read_text().splitlines()):
-            veth(lab, "sw2:2", "down")
+            veth(lab, CUT_END, "down")
             break
         time.sleep(0.05)
     stdout, stderr = proc.communicate(timeout=300)
@@ -85,7 +92,7 @@ def test_a_link_cut_mid_transition_stops_it_and_the_rerun_converges(lab):
     for name, sw in state["switches"].items():
         assert sw["banks"] == ["A", "B"], name
         assert said[name] == "banks A and B, PVIDs in %s" % " and ".join(sw["pvid_banks"]), name
-    veth(lab, "sw2:2", "up")
+    veth(lab, CUT_END, "up")
     time.sleep(1)
     rc, tasks, output = play(lab, "playbooks/link_off.yml", "-e", "link=%s" % SWITCHED, *SLOW)
     result = transition(tasks)
