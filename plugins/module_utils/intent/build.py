@@ -46,7 +46,7 @@ from ..assign.macs import effective_aging_time, self_learning_plan, static_mac_t
 from ..verify.metrics import busiest_channels, hop_distances, traffic_pattern, uniform
 from ..platforms.capabilities import BROADCAST_TREE_PLATFORMS, require_renderable
 from ..assign.flood_tree import flood_tree
-from ..routing import compute_routing, source_trees
+from ..routing import compute_routing, in_paths_form
 from ..fabric.topology import DEFAULT_SPEED_MBPS, Topology
 from ..assign.vlans import ALWAYS_RESERVED, KINDS, PLATFORM_RESERVED_VLANS, assign_vlans
 
@@ -923,10 +923,7 @@ def _route(topology, engine, engine_options, down, made_routing):
         return made_routing["paper"]
     if made_routing.get("per_destination") is None:
         made_routing["per_destination"] = compute_routing(topology, engine, down=down, **options)
-    base = made_routing["per_destination"]
-    if paths == "source_tree":
-        return source_trees(base, options.get("balance", True))
-    return base
+    return in_paths_form(made_routing["per_destination"], paths, options.get("balance", True))
 
 
 def _route_and_assign(partial, clock, engine, engine_options, assignment, settings,

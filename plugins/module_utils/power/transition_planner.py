@@ -26,7 +26,7 @@ from ..assign.macs import static_mac_table
 from ..platforms.capabilities import CAPABILITIES, ETHERNET_SPEEDS_MBPS
 from ..routing import compute_routing
 from ..routing.base import RoutingFunction, select_paths, turns
-from ..routing.source_tree import source_trees
+from ..routing.source_tree import in_paths_form
 from ..fabric.topology import Link, Topology
 from .link_timings import link_operation_s
 from .transition_obstruction import direct_obstruction
@@ -150,7 +150,7 @@ class _Router:
                 self.options["engine_options"] = dict(self.options.get("engine_options") or {},
                                                       paths=choice["paths"])
         self.resolved = True
-        _check_per_destination(self.options.get("assignment"), self.options.get("engine_options"))
+        _check_paths_form(self.options.get("assignment"), self.options.get("engine_options"))
 
     def base(self, topology: Topology, bank: str) -> tuple[Topology, Plan, dict[int, int]]:
         """The base routing of ``topology`` (only the file's links down) and its turn order."""
@@ -187,7 +187,7 @@ class _Router:
             return _plan(topology, down, bank, self.options, what, self.link_name)
 
 
-def _check_per_destination(assignment: Any, engine_options: Any) -> None:
+def _check_paths_form(assignment: Any, engine_options: Any) -> None:
     """Transitions keep the turn order (above) of per-destination or
     source-tree paths (the latter what the fixed assignment carries on a
     fabric whose balanced paths are no trees); the paper's paths form is
@@ -205,11 +205,9 @@ def _check_per_destination(assignment: Any, engine_options: Any) -> None:
 def _in_form(routing: RoutingFunction, paths_form: str) -> RoutingFunction:
     """``routing`` (from select_paths, per destination) in the base routing's
     paths form: with source-tree paths, a tree per source under the same
-    turn restrictions (routing/source_tree.py), so its dependencies stay
-    within the kept turn order and the fixed assignment can carry it."""
-    if paths_form == "source_tree":
-        return source_trees(routing, (routing.options or {}).get("balance", True))
-    return routing
+    turn restrictions, so its dependencies stay within the kept turn order
+    and the fixed assignment can carry it."""
+    return in_paths_form(routing, paths_form, (routing.options or {}).get("balance", True))
 
 
 def held_intent(topology: Topology, down: Iterable[Any] = (), bank: str = "A", engine: str = "segment",
@@ -246,7 +244,7 @@ def kept_order_router(topology: Topology, engine: str = "segment",
     without a path (such a link can only go off through a fresh plan and,
     usually, a drain). The link selection of the power-saving playbook uses
     it, so the loads it weighs are those of the routings it will push."""
-    _check_per_destination("fixed", engine_options)
+    _check_paths_form("fixed", engine_options)
     file_down = frozenset(topology.down_links())
     base = compute_routing(topology, engine, down=sorted(file_down), **dict(engine_options or {}))
     positions = _turn_order(base)

@@ -20,7 +20,7 @@ from typing import Any
 from ..fabric.topology import Topology
 from .base import RoutingError, RoutingFunction, down_set, select_paths  # noqa: F401
 from .paper_paths import paper_routing
-from .source_tree import PATHS_FORMS, SourceTreeRouting, source_trees  # noqa: F401
+from .source_tree import PATHS_FORMS, SourceTreeRouting, in_paths_form, source_trees  # noqa: F401
 
 ENGINES = {
     "dor": "dor",
@@ -71,7 +71,4 @@ def compute_routing(topology: Topology, engine: str, down: Any = (), **options: 
                            % (engine, ", ".join(PATHS_FORMS), paths))
     if paths == "paper":
         return paper_routing(topology, engine, down, **options)
-    routing = function(topology, down=down, **options)
-    if paths == "source_tree":
-        return source_trees(routing, options.get("balance", True))
-    return routing
+    return in_paths_form(function(topology, down=down, **options), paths, options.get("balance", True))

@@ -147,6 +147,13 @@ def source_trees(routing: RoutingFunction, balance: bool | int | None = True) ->
     return SourceTreeRouting(routing, entry, depth)
 
 
+def in_paths_form(routing: RoutingFunction, paths: str, balance: bool | int | None = True) -> RoutingFunction:
+    """``routing`` (per destination, from an engine or select_paths) in the
+    paths form ``paths``: :func:`source_trees` under its turn restrictions
+    for ``source_tree``, else ``routing`` itself."""
+    return source_trees(routing, balance) if paths == "source_tree" else routing
+
+
 def _grower_of(routing: RoutingFunction) -> tuple[_Grower, _Arrays]:
     """The tree grower under ``routing``'s turn restrictions and avoided links."""
     topology = routing.topology
