@@ -20,6 +20,8 @@ from ansible_collections.ethercluster.routing.plugins.modules.failover_watch imp
 from ansible_collections.ethercluster.routing.plugins.plugin_utils import fabric_access
 
 display = Display()
+# how often the kept shells are used when no failure uses them (their idle limit is an hour)
+KEEP_ALIVE_S = 300.0
 try:   # the planning code (networkx, numpy): its absence is reported by the task
     from ansible_collections.ethercluster.routing.plugins.module_utils.power import failover_watch
     IMPORT_ERROR = None
@@ -51,23 +53,33 @@ class ActionModule(CollectionAction):
         settings = fabric_access.switch_settings(self, task_vars, names)
         bridges = {name: value["bridge"] for name, value in settings.items()}
         opener = fabric_access.session_opener(settings, args["timeout"], args["host_key_checking"])
-        # two sessions per switch over its one connection: the long poll holds one, the pushes use the other
-        driver = failover_watch.WatchDriver(opener, bridges, timeout=args["timeout"])
+        fallbacks = {}
+        pusher = fabric_access.kept_shell_opener(settings, args["timeout"], args["host_key_checking"], fallbacks) \
+            if args["kept_shell"] else opener
+        # two sessions per switch: the long poll holds one, the pushes use the other (a kept shell)
+        driver = failover_watch.WatchDriver(pusher, bridges, timeout=args["timeout"])
         poller = failover_watch.WatchDriver(opener, bridges, timeout=args["timeout"])
         responder = failover_watch.Responder(topology, options, driver, document, log=log.write,
                                              check_mode=self._task.check_mode, wait_s=args["wait_s"],
                                              max_parallel=args["max_parallel"])
+        stopped = threading.Event()
         try:
             ready = responder.ready(args["preplan"])
             display.display("failover_watch: ready in %.1f s, %d link failures planned, watching %d switches"
                             % (ready["seconds"], len(ready["planned"]), len(names)))
+            for reason in fallbacks.values():
+                display.warning("failover_watch: %s; its pushes open an SSH session each" % reason)
+            if args["kept_shell"]:
+                threading.Thread(target=_keep_alive, args=(driver, names, stopped), daemon=True).start()
             handled = failover_watch.watch(responder, _reader(poller, args["hold_s"], args["interval_s"]),
                                            _stop(args, time.monotonic()), settle_s=args["settle_s"])
         finally:
+            stopped.set()
             driver.close()
             poller.close()
         changed = any(event["event"] in ("recovered", "restored") for event in responder.events)
         result.update(changed=changed, events=responder.events, handled=handled, planned=ready["planned"])
+        result["kept_shells"] = [name for name in names if args["kept_shell"] and name not in fallbacks]
         result["msg"] = "failover_watch: %d event(s) handled" % handled
         return result
 
@@ -77,6 +89,21 @@ def _reader(driver, hold_s, interval_s):
     def read(switch, expected):
         return driver.long_poll(switch, expected, hold_s, interval_s)
     return read
+
+
+def _keep_alive(driver, names, stopped, every_s=KEEP_ALIVE_S):
+    """Run ``:`` in every switch's kept shell every ``every_s`` seconds, so
+    that its persistent connection never reaches its idle time between
+    failures and a dead one is replaced before a failure needs it (a failed
+    command closes the shell; the next one opens another)."""
+    while not stopped.wait(every_s):
+        for name in names:
+            if stopped.is_set():
+                return
+            try:
+                driver._session(name).run(":", "keep-alive")  # pylint: disable=protected-access
+            except Exception:  # pylint: disable=broad-except  # the next push reopens it and reports
+                pass
 
 
 def _stop(args, started):

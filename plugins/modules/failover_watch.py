@@ -88,9 +88,21 @@ options:
   max_parallel:
     description: Bound on the switches written at once by one parallel push (default all).
     type: int
+  kept_shell:
+    description:
+      - Push through a shell kept open on each switch (C(ansible.netcommon.network_cli) over paramiko with the
+        C(ethercluster.routing.posix_shell) terminal and cliconf plugins, set up from the switch's C(ssh) variables);
+        each write is then a line over an open channel instead of a new SSH session, which is most of a push's time on
+        a loaded switch. A switch reached over another connection plugin or with become keeps its ordinary sessions (a
+        warning names it; RV(kept_shells) lists the others). Host keys are checked as paramiko checks them (its
+        C(known_hosts) files, not the ssh client's C(UserKnownHostsFile)); a host may set
+        C(ansible_paramiko_host_key_checking).
+      - The long polls always use the switch's ordinary connection.
+    type: bool
+    default: true
 requirements:
   - PyYAML, networkx, numpy and scipy on the controller, and what the switches' connection plugin needs (for C(ssh),
-    OpenSSH).
+    OpenSSH; with O(kept_shell), paramiko, which the C(ansible) package's C(ansible.netcommon) uses).
 seealso:
   - module: ethercluster.routing.failover
 """
@@ -115,6 +127,12 @@ handled:
   description: How many events were handled (failovers, restores, refusals).
   returned: always
   type: int
+kept_shells:
+  description: The switches whose pushes went through a kept shell (O(kept_shell)); the others opened an SSH session
+    per push.
+  returned: always
+  type: list
+  elements: str
 planned:
   description: The link failures planned before watching.
   returned: always
@@ -138,6 +156,7 @@ ARGUMENT_SPEC = {
     "settle_s": {"type": "float", "default": 0.2},
     "wait_s": {"type": "float", "default": 1.0},
     "max_parallel": {"type": "int"},
+    "kept_shell": {"type": "bool", "default": True},
     **module_args.SWITCH_SESSION_SPEC,
 }
 

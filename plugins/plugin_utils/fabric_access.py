@@ -13,7 +13,12 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleError
 
-from ansible_collections.ethercluster.routing.plugins.plugin_utils.connections import cli_session, connection_session
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.connections import (
+    SwitchConnectionError,
+    cli_session,
+    connection_session,
+    shell_session,
+)
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.controller import (
     controller_path,
     task_var,
@@ -77,6 +82,25 @@ def session_opener(settings, timeout=30.0, host_key_checking=True):
     def open_session(switch):
         return connection_session(settings.action, settings.task_vars, switch, timeout,
                                   host_key_checking=None if host_key_checking else False)
+    return open_session
+
+
+def kept_shell_opener(settings, timeout=30.0, host_key_checking=True, fallbacks=None):
+    """Like :func:`session_opener`, but a switch reached over ``ssh``
+    without become gets a shell kept open over ``network_cli``
+    (:func:`..connections.shell_session`): each script is then a line over
+    an open channel, not an SSH session. Any other switch gets its
+    ordinary session, and its name and the reason are appended to
+    ``fallbacks`` (a list) when given."""
+    def open_session(switch):
+        try:
+            return shell_session(settings.action, settings.task_vars, switch, timeout,
+                                 host_key_checking=None if host_key_checking else False)
+        except SwitchConnectionError as exc:
+            if fallbacks is not None:
+                fallbacks.append(str(exc))
+            return connection_session(settings.action, settings.task_vars, switch, timeout,
+                                      host_key_checking=None if host_key_checking else False)
     return open_session
 
 

@@ -478,6 +478,9 @@ def inventory_data(layout: dict[str, Any]) -> dict[str, Any]:
                 "ansible_user": "root",
                 "ansible_ssh_private_key_file": paths["client_key"],
                 "ansible_ssh_common_args": common,
+                # a kept shell (the failover responder's pushes) goes over paramiko, which reads only
+                # ~/.ssh/known_hosts; the lab's host key is in the lab's own file (as for the CLI switches)
+                "ansible_paramiko_host_key_checking": False,
                 # the switches run this machine's system Python (OVS depends on it)
                 "ansible_python_interpreter": "/usr/bin/python3",
                 "ovs_bridge": layout["bridge"]}},

@@ -149,3 +149,19 @@ def test_the_long_poll_wakes_on_the_switchs_port_status_message(lab):
     assert fw.parse_carriers(out)[peer_port] == "down"
     # woken by the message: neither the 30 s hold nor the 30 s read interval ended
     assert seconds < 20.0, "the poll answered after %.1f s" % seconds
+
+
+def test_the_responder_reads_the_switches_through_kept_shells(lab, tmp_path):
+    """failover_watch in check mode for a few seconds: every switch is read
+    through a shell kept open over network_cli (posix_shell plugins), the
+    reads parse into the base routing (else the responder refuses), and no
+    switch fell back to an SSH session per script."""
+    log = tmp_path / "watch.jsonl"
+    tasks = play(lab, "playbooks/failover_watch.yml", "--check", "-e", "intent=%s" % lab["dir"],
+                 "-e", "failover_watch_log=%s" % log, "-e", "failover_watch_duration_s=3",
+                 "-e", json.dumps({"failover_watch_preplan": [LINK]}))
+    result = tasks["Watch every fabric port's carrier and fail over"]["localhost"]
+    assert "kept_shells" in result, result
+    assert result["kept_shells"] == ["sw0", "sw1", "sw2", "sw3"]
+    events = [json.loads(line)["event"] for line in log.read_text(encoding="utf-8").splitlines()]
+    assert events[0] == "ready" and "failed" not in events

@@ -333,6 +333,9 @@ def test_inventory_lists_switches_with_ssh_settings_and_nodes(ring3):
     assert switches["vars"]["ansible_ssh_private_key_file"] == "/run/ethercluster-lab/r3/id_ed25519"
     assert "UserKnownHostsFile=/run/ethercluster-lab/r3/known_hosts" in \
         switches["vars"]["ansible_ssh_common_args"]
+    # paramiko (a kept shell) cannot read the lab's known_hosts: only its checking is off, ssh's stays strict
+    assert switches["vars"]["ansible_paramiko_host_key_checking"] is False
+    assert "ansible_host_key_checking" not in switches["vars"]
     nodes = data["all"]["children"]["nodes"]["hosts"]
     assert nodes["h2"]["ethercluster_lab_netns"] == "ec-r3-h2"
     assert ipaddress.ip_address(nodes["h2"]["ip"]) in ipaddress.ip_network("10.42.0.0/16")

@@ -1,0 +1,177 @@
+"""The kept shell (plugin_utils/connections.py ShellSession, the posix_shell
+terminal and cliconf plugins): scripts framed for one interactive POSIX
+shell, run against a real ``/bin/sh -i`` read the way network_cli reads it
+(until the buffer ends with the prompt, then the prompt's lines dropped and
+the text stripped)."""
+
+import os
+import re
+import select
+import subprocess
+
+import pytest
+from ansible.errors import AnsibleConnectionFailure
+
+from ansible_collections.ethercluster.routing.plugins.cliconf import posix_shell as shell_cliconf
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.connections import (
+    MAX_SHELL_LINE,
+    ShellSession,
+    SwitchConnectionError,
+)
+from ansible_collections.ethercluster.routing.plugins.terminal import posix_shell as shell_terminal
+
+PROMPT = shell_terminal.PROMPT
+
+
+class InteractiveShell:
+    """A CliSession stand-in: an interactive ``/bin/sh`` with our prompt;
+    ``command(text)`` sends the text and reads until the output ends with
+    the prompt, as network_cli does (it stops at the *first* prompt that
+    ends what has arrived, so a framing that makes the shell prompt twice
+    loses what follows the first)."""
+
+    def __init__(self):
+        self.closed = 0
+        self.sent = []
+        self.proc = None
+
+    def _open(self):
+        # as CliSession: a closed session starts another persistent connection on its next command
+        if self.proc is None:
+            env = dict(os.environ, PS1=PROMPT, PS2="", ENV="")
+            env.pop("BASH_ENV", None)
+            self.proc = subprocess.Popen(["/bin/sh", "-i"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.STDOUT, env=env)
+            self._read_until_prompt()
+
+    def _read_until_prompt(self, timeout=20.0):
+        data = b""
+        pattern = shell_terminal.TerminalModule.terminal_stdout_re[0]
+        while not pattern.search(data[-256:]):
+            ready = select.select([self.proc.stdout], [], [], timeout)[0]
+            if not ready:
+                raise AnsibleConnectionFailure("no prompt")
+            chunk = os.read(self.proc.stdout.fileno(), 256)
+            if not chunk:
+                raise AnsibleConnectionFailure("closed")
+            data += chunk
+        return data
+
+    def command(self, text, what=None):
+        self._open()
+        self.sent.append(text)
+        self.proc.stdin.write(text.encode() + b"\n")
+        self.proc.stdin.flush()
+        data = self._read_until_prompt().decode()
+        lines = [line for line in data.splitlines() if PROMPT.strip() not in line]
+        return "\n".join(lines).strip()
+
+    def close(self):
+        self.closed += 1
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc = None
+
+    def _masked(self, text):
+        return text
+
+
+@pytest.fixture
+def session():
+    shell = InteractiveShell()
+    yield ShellSession(shell, "sw0", timeout=20)
+    shell.close()
+
+
+def test_a_script_answers_its_standard_output_exactly(session):
+    # standard output exactly (network_cli strips leading blanks of the whole answer)
+    assert session.run("echo one\necho '  two'\nprintf 'no newline'\n") == "one\n  two\nno newline"
+    assert session.run("printf 'x\\n\\n'") == "x\n\n"      # trailing line breaks kept
+    assert session.run("true") == ""
+
+
+def test_output_that_looks_like_a_prompt_does_not_end_the_answer(session):
+    # a read's section markers ("### ...") and a line ending in "#" or "$"
+    script = "".join("echo '### section %d'\necho 'a#'\necho 'b $'\n" % i for i in range(200))
+    assert session.run(script).count("### section") == 200
+
+
+def test_each_script_runs_in_its_own_shell(session):
+    with pytest.raises(SwitchConnectionError, match=r"sw0: write failed with exit code 3: broken"):
+        session.run("set -e\necho partial\necho broken >&2\nexit 3\necho never\n", "write")
+    # the kept shell is closed after a failure and the next script opens another
+    assert session.cli.closed == 1
+    assert session.run("echo again") == "again\n"
+
+
+def test_set_e_and_exit_do_not_end_the_kept_shell(session):
+    session.run("set -e\nexit 0\n")
+    assert session.run("echo alive") == "alive\n"
+
+
+def test_here_documents_inside_a_script_and_a_timeout(session):
+    script = "cat <<'ETHERCLUSTER_FLOWS'\nflow 1\nflow 2\nETHERCLUSTER_FLOWS\n"
+    assert session.run(script) == "flow 1\nflow 2\n"
+    if subprocess.run(["timeout", "1", "true"], check=False).returncode == 0:
+        with pytest.raises(SwitchConnectionError, match="no answer within 0.5 s"):
+            session.run("sleep 5\n", "read", timeout=0.5)
+
+
+def test_a_line_too_long_for_a_terminal_is_refused_before_anything_is_sent(session):
+    with pytest.raises(SwitchConnectionError, match="a line of %d characters" % MAX_SHELL_LINE):
+        session.run("echo %s\n" % ("x" * (MAX_SHELL_LINE - 5)))
+    assert session.cli.sent == []
+
+
+def test_the_answer_without_exit_status_is_an_error():
+    class Cut:
+        closed = 0
+
+        def command(self, text, what=None):
+            if "ec_timeout" in text:
+                return "ec_timeout=yes\nec_err=/tmp/x"
+            return "half of the output"   # the prompt matched too early
+
+        def close(self):
+            self.closed += 1
+
+        def _masked(self, text):
+            return text
+    session = ShellSession(Cut(), "sw3")
+    with pytest.raises(SwitchConnectionError, match="sw3: read failed: the kept shell's answer has no exit status"):
+        session.run("echo x", "read")
+    assert session.cli.closed == 1
+
+
+class FakeConnection:
+    def __init__(self):
+        self.sent = []
+
+
+def test_the_terminal_takes_only_its_own_prompt_once_the_shell_is_set_up():
+    terminal = shell_terminal.TerminalModule(FakeConnection())
+    patterns = terminal.terminal_stdout_re
+    login = [b"root@switch:~# ", b"admin@leaf1:~$ ", b"\r\n# "]
+    assert all(any(p.search(text) for p in patterns) for text in login)
+    sent = []
+    terminal._exec_cli_command = sent.append
+    terminal.on_open_shell()
+    assert sent[0] == b"exec /bin/sh" and b"stty -echo" in sent[1] and PROMPT.encode() in sent[1]
+    assert not any(p.search(b"### ethercluster:gap\n0\n###") for p in terminal.terminal_stdout_re)
+    assert not any(p.search(text) for p in terminal.terminal_stdout_re for text in login)
+    assert any(p.search(b"output\r\n" + PROMPT.encode()) for p in terminal.terminal_stdout_re)
+    # the class keeps both (a new connection starts at the login prompt)
+    assert len(shell_terminal.TerminalModule.terminal_stdout_re) == 2
+
+
+def test_the_cliconf_has_no_configuration_mode():
+    plugin = shell_cliconf.Cliconf.__new__(shell_cliconf.Cliconf)
+    with pytest.raises(ValueError, match="no configuration mode"):
+        plugin.edit_config(["x"])
+    with pytest.raises(ValueError, match="no configuration to fetch"):
+        plugin.get_config()
+    assert plugin.get_device_info() == {"network_os": "ethercluster.routing.posix_shell"}
+    with pytest.raises(ValueError, match="without prompt"):
+        plugin.get("read", prompt="Password:", answer="x")
+    assert re.search(r"posix_shell", shell_cliconf.DOCUMENTATION)
