@@ -6,6 +6,7 @@ plugins/modules/failover_watch.py; the work: module_utils/power/failover_watch.p
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import threading
@@ -65,6 +66,10 @@ class ActionModule(CollectionAction):
         stopped = threading.Event()
         try:
             ready = responder.ready(args["preplan"])
+            # the plans and proofs just made are millions of objects that live to the end: out of the
+            # collector's reach, a full collection no longer stops every thread in a failover's pushes
+            gc.collect()
+            gc.freeze()
             display.display("failover_watch: ready in %.1f s, %d link failures planned, watching %d switches"
                             % (ready["seconds"], len(ready["planned"]), len(names)))
             for reason in fallbacks.values():
@@ -85,9 +90,10 @@ class ActionModule(CollectionAction):
 
 
 def _reader(driver, hold_s, interval_s):
-    """``reader(switch, expected)`` for :func:`failover_watch.watch`: one long poll."""
+    """``reader(switch, expected)`` for :func:`failover_watch.watch`: one
+    long poll, its hold spread (:func:`failover_watch.poll_hold`)."""
     def read(switch, expected):
-        return driver.long_poll(switch, expected, hold_s, interval_s)
+        return driver.long_poll(switch, expected, failover_watch.poll_hold(hold_s), interval_s)
     return read
 
 

@@ -50,6 +50,7 @@ changes nothing.
 from __future__ import annotations
 
 import copy
+import random
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -128,6 +129,17 @@ def carriers_script(bridge: str, expected: str = "", hold_s: float = 0.0, interv
         "fi",
         "printf '%s\\n' \"$out\"",
         ""])
+
+
+def poll_hold(hold_s: float, draw: Callable[[], float] = random.random) -> float:
+    """The hold of one long poll: ``hold_s`` spread over 0.75-1.25 times
+    itself. The polls start together (when the responder starts watching)
+    and a poll that answers at its hold's end is renewed with a new SSH
+    session; with one hold for all, every switch's session ended and
+    started again in the same 0.3 s every ``hold_s``, and a failure landing
+    then had its pushes compete with 16 session starts (measured in the
+    lab's benchmark, whose cut fell on that moment)."""
+    return hold_s * (0.75 + 0.5 * draw())
 
 
 def _seconds(value: float) -> str:
