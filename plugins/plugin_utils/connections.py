@@ -64,6 +64,8 @@ MASK = "********"
 CLI_IDLE_S = 600
 # a kept shell's persistent connection: idle between failures for hours (the responder pings it)
 SHELL_IDLE_S = 3600
+# how much longer network_cli waits for a kept shell's answer than the script may run (seconds)
+SHELL_TIMEOUT_MARGIN_S = 30
 # connection plugins whose host a kept shell reaches the same way (network_cli over paramiko)
 KEPT_SHELL_TRANSPORTS = ("ssh", "paramiko_ssh", "paramiko")
 # a terminal in canonical mode holds at most 4095 bytes of one line
@@ -532,7 +534,11 @@ def shell_session(action: Any, task_vars: dict, host: str, timeout: float = 30.0
     kept = dict(variables, ansible_connection="ansible.netcommon.network_cli",
                 ansible_network_os=ShellSession.NETWORK_OS, ansible_network_cli_ssh_type="paramiko",
                 # the prompt is unique and nothing follows it: no wait for more output after it
-                ansible_buffer_read_timeout=0.0)
+                ansible_buffer_read_timeout=0.0,
+                # network_cli's wait for an answer outlasts the script's own time limit (timeout(1)
+                # on the switch), so a slow script fails with its own message, not a dropped shell
+                ansible_command_timeout=max(int(float(timeout)) + SHELL_TIMEOUT_MARGIN_S,
+                                            int(templar.template(variables.get("ansible_command_timeout") or 0))))
     cli = _cli_session(action, task_vars, host, kept, host_key_checking, idle_s=SHELL_IDLE_S)
     return ShellSession(cli, host, timeout)
 

@@ -265,3 +265,24 @@ def test_fabric_state_refuses_switches_missing_from_the_inventory(tmp_path):
                            "ethercluster.routing.fabric_state", {"topology": str(RING)})
     assert result["failed"] is True
     assert "the inventory has no host(s) sw1, sw2" in result["msg"]
+
+
+# ------------------------------------------------------------ kept shells
+def test_a_kept_shell_is_network_cli_set_up_from_the_hosts_ssh_variables(tmp_path):
+    hosts = {"ovs1": {"ansible_host": "127.0.0.1", "ansible_port": 2, "ansible_user": "netops",
+                      "ansible_connection": "ssh", "ansible_paramiko_host_key_checking": False},
+             "ovs2": {"ansible_host": "127.0.0.1", "ansible_port": 2, "ansible_command_timeout": 300},
+             "sudo": {"ansible_host": "127.0.0.1", "ansible_become": True},
+             "here": local()}
+    found = probe(tmp_path, hosts, sorted(hosts), "true\n", kept=True, timeout=20)
+    first = found["ovs1"]
+    assert first["connection"].endswith("ansible.netcommon.plugins.connection.network_cli")
+    assert first["network_os"] == "ethercluster.routing.posix_shell"
+    assert (first["ssh_type"], first["remote_user"], first["port"]) == ("paramiko", "netops", 2)
+    # paramiko's own variable turns its checking off; the host's default stays on
+    assert first["host_key_checking"] is False and found["ovs2"]["host_key_checking"] is True
+    # no wait after the prompt; network_cli waits longer than the script's own 20 s limit
+    assert first["persistent_buffer_read_timeout"] == 0.0
+    assert first["persistent_command_timeout"] == 50 and found["ovs2"]["persistent_command_timeout"] == 300
+    assert found["sudo"] == {"error": "sudo: a kept shell does not become another user (ansible_become)"}
+    assert found["here"]["error"].startswith("here: a kept shell needs an ssh connection; the host's is ")

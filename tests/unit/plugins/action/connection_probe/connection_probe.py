@@ -14,13 +14,15 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.connections import (
     SwitchConnectionError,
     connection_session,
+    shell_session,
     task_session,
 )
 
 
 class ActionModule(ActionBase):
     """Arguments: hosts (list; omitted: the task's own connection), script,
-    what, timeout, host_key_checking, threads (run the hosts in parallel)."""
+    what, timeout, host_key_checking, threads (run the hosts in parallel),
+    kept (set up a kept shell to each host and describe it, run nothing)."""
 
     _requires_connection = False
 
@@ -30,6 +32,8 @@ class ActionModule(ActionBase):
         hosts = args.get("hosts")
 
         def probe(host):
+            if args.get("kept"):
+                return kept(host)
             try:
                 if hosts is None:
                     session = task_session(self, host, args.get("timeout", 30))
@@ -45,6 +49,20 @@ class ActionModule(ActionBase):
                 except SwitchConnectionError as exc:
                     entry["error"] = str(exc)
             return entry
+
+        def kept(host):
+            # a kept shell as set up (nothing connects before its first script)
+            try:
+                session = shell_session(self, task_vars, host, args.get("timeout", 30),
+                                        args.get("host_key_checking"))
+            except SwitchConnectionError as exc:
+                return {"error": str(exc)}
+            connection = session.cli.connection
+            options = connection.get_options()
+            return {"connection": connection._load_name,  # pylint: disable=protected-access
+                    **{name: options.get(name) for name in (
+                        "network_os", "host_key_checking", "persistent_command_timeout",
+                        "persistent_buffer_read_timeout", "ssh_type", "remote_user", "port")}}
 
         if hosts is None:
             result["hosts"] = {task_vars["inventory_hostname"]: probe(task_vars["inventory_hostname"])}
