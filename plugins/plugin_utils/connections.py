@@ -320,6 +320,7 @@ class CliSession:
         self.host = host
         self.task_uuid = task_uuid
         self._rpc: Any = None
+        self.opened = 0   # persistent connections started (a new one is a new shell)
         self._secrets = sorted({to_text(value) for value in secrets if value}, key=len, reverse=True)
 
     def _open(self) -> Any:
@@ -333,6 +334,7 @@ class CliSession:
             socket_path = start_connection(self.connection._play_context,  # pylint: disable=protected-access
                                            self.connection.get_options(), self.task_uuid)
             self._rpc = Connection(socket_path)
+            self.opened += 1
         return self._rpc
 
     def command(self, text: str, what: str | None = None) -> str:
@@ -394,6 +396,7 @@ class ShellSession:
         self.timeout = float(timeout)
         self._lock = threading.Lock()
         self._ready = False
+        self._set_up_in = -1          # the CliSession connection the set-up ran in
         self._timeout_command = ""
 
     def run(self, script: str, what: str = "script", timeout: float | None = None) -> str:
@@ -406,10 +409,14 @@ class ShellSession:
                                         "(%d at most)" % (self.host, what, len(long_line), MAX_SHELL_LINE))
         with self._lock:
             try:
-                if not self._ready:
+                if not self._ready or self.cli.opened != self._set_up_in:
                     self._set_up()
                 tag = uuid.uuid4().hex
                 answer = self.cli.command(self._wrapped(script, tag, limit), what)
+                if self.cli.opened != self._set_up_in:
+                    # the persistent connection ended and the command ran again in a new shell
+                    # (CliSession): it ran without this shell's set-up; the next script sets it up
+                    self._ready = False
                 return self._parsed(answer, tag, what, limit)
             except SwitchConnectionError:
                 self._ready = False
@@ -426,7 +433,8 @@ class ShellSession:
         # the environment a command session gets before its command: bash runs $BASH_ENV
         # for a command, not for an interactive shell (the lab sets the session's priority there)
         answer = self.cli.command(
-            'ec_err=$(mktemp) && [ -n "$BASH_ENV" ] && [ -r "$BASH_ENV" ] && . "$BASH_ENV"; '
+            'ec_err=$(mktemp) && trap \'rm -f "$ec_err"\' EXIT && trap \'rm -f "$ec_err"; exit 129\' HUP TERM '
+            '&& [ -n "$BASH_ENV" ] && [ -r "$BASH_ENV" ] && . "$BASH_ENV"; '
             'if timeout 1 true >/dev/null 2>&1; then echo ec_timeout=yes; else echo ec_timeout=no; fi; '
             'echo "ec_err=$ec_err"', "kept shell set-up")
         lines = answer.splitlines()
@@ -435,6 +443,7 @@ class ShellSession:
             raise SwitchConnectionError("%s: the kept shell did not answer as a POSIX shell with echo off: %s"
                                         % (self.host, " ".join(answer.split())[:STDERR_CHARS]))
         self._timeout_command = "timeout %s " if "ec_timeout=yes" in lines else ""
+        self._set_up_in = self.cli.opened
         self._ready = True
 
     def _wrapped(self, script: str, tag: str, limit: float) -> str:
@@ -442,8 +451,9 @@ class ShellSession:
         body = script if script.endswith("\n") else script + "\n"
         runner = (self._timeout_command % _seconds(limit)) if self._timeout_command else ""
         # one command line (its here-document follows it): the shell prompts once, after all of it
-        return ("%ssh -s 2>\"$ec_err\" <<'%s'; ec_rc=$?; echo; echo \"EC_RC_%s=$ec_rc\"; "
-                "[ $ec_rc -eq 0 ] || cat \"$ec_err\"\n%s%s" % (runner, end, tag, body, end))
+        # ${ec_err:-/dev/null}: a shell that lost its set-up (a new connection) still runs it
+        return ("%ssh -s 2>\"${ec_err:-/dev/null}\" <<'%s'; ec_rc=$?; echo; echo \"EC_RC_%s=$ec_rc\"; "
+                "[ $ec_rc -eq 0 ] || cat \"${ec_err:-/dev/null}\"\n%s%s" % (runner, end, tag, body, end))
 
     def _parsed(self, answer: str, tag: str, what: str, limit: float) -> str:
         marker = "EC_RC_%s=" % tag

@@ -34,6 +34,8 @@ class InteractiveShell:
         self.closed = 0
         self.sent = []
         self.proc = None
+        self.opened = 0
+        self.drop_before = None    # the text of a command that finds its connection gone
 
     def _open(self):
         # as CliSession: a closed session starts another persistent connection on its next command
@@ -42,6 +44,7 @@ class InteractiveShell:
             env.pop("BASH_ENV", None)
             self.proc = subprocess.Popen(["/bin/sh", "-i"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=subprocess.STDOUT, env=env)
+            self.opened += 1
             self._read_until_prompt()
 
     def _read_until_prompt(self, timeout=20.0):
@@ -58,6 +61,12 @@ class InteractiveShell:
         return data
 
     def command(self, text, what=None):
+        if self.drop_before is not None and self.drop_before in text:
+            # as CliSession when the persistent process ended meanwhile: a new one, the command again
+            self.drop_before = None
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
         self._open()
         self.sent.append(text)
         self.proc.stdin.write(text.encode() + b"\n")
@@ -127,6 +136,7 @@ def test_a_line_too_long_for_a_terminal_is_refused_before_anything_is_sent(sessi
 def test_the_answer_without_exit_status_is_an_error():
     class Cut:
         closed = 0
+        opened = 1
 
         def command(self, text, what=None):
             if "ec_timeout" in text:
@@ -175,3 +185,15 @@ def test_the_cliconf_has_no_configuration_mode():
     with pytest.raises(ValueError, match="without prompt"):
         plugin.get("read", prompt="Password:", answer="x")
     assert re.search(r"posix_shell", shell_cliconf.DOCUMENTATION)
+
+
+def test_a_script_sent_into_a_new_connection_still_runs_and_the_next_sets_the_shell_up(session):
+    assert session.run("echo first") == "first\n"
+    set_ups = sum("kept shell" in text or "ec_timeout" in text for text in session.cli.sent)
+    session.cli.drop_before = "echo second"
+    assert session.run("echo second\necho err >&2\n") == "second\n"    # ran in the new shell
+    assert session.cli.opened == 2
+    assert session.run("echo third") == "third\n"
+    assert sum("ec_timeout" in text for text in session.cli.sent) == set_ups + 1
+    with pytest.raises(SwitchConnectionError, match="exit code 4: late"):
+        session.run("echo late >&2\nexit 4\n", "write")                  # its standard error again
