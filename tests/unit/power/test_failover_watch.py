@@ -389,5 +389,5 @@ def test_the_restore_reads_no_carrier_the_long_polls_saw_up():
 def test_the_polls_holds_are_spread_so_their_sessions_do_not_renew_together():
     assert fw.poll_hold(4.0, draw=lambda: 0.0) == 3.0
     assert fw.poll_hold(4.0, draw=lambda: 1.0) == 5.0
-    holds = {round(fw.poll_hold(5.0), 6) for _ in range(50)}
+    holds = {round(fw.poll_hold(5.0), 6) for _draw in range(50)}
     assert len(holds) > 40 and min(holds) >= 3.75 and max(holds) <= 6.25
