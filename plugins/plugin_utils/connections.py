@@ -25,6 +25,12 @@ with the collection's cliconf and terminal plugins (``ansible_network_os``):
 a task's connection is set up, and returns a :class:`CliSession`:
 ``command(text) -> output``, ``configure(lines)`` and ``close()``.
 
+:func:`shell_session` keeps a shell open on an ``ssh`` host over that same
+``network_cli`` machinery (the ``posix_shell`` terminal and cliconf
+plugins) and returns a :class:`ShellSession` with ``run`` and ``close``
+as a :class:`ScriptSession` has them: a script is then a line over an
+open channel, not an SSH session (the failover responder's pushes).
+
 A script goes in on the standard input of ``/bin/sh -s``, not on the
 command line, so its size is not bound by the 128 KiB limit of one
 argument (a switch's flow table can be larger). When a become method
@@ -406,7 +412,7 @@ class ShellSession:
         if long_line is not None:
             # a terminal in canonical mode cuts a line at 4096 bytes
             raise SwitchConnectionError("%s: %s: a line of %d characters does not fit a terminal line "
-                                        "(%d at most)" % (self.host, what, len(long_line), MAX_SHELL_LINE))
+                                        "(fewer than %d)" % (self.host, what, len(long_line), MAX_SHELL_LINE))
         with self._lock:
             try:
                 if not self._ready or self.cli.opened != self._set_up_in:
