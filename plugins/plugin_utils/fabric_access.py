@@ -90,17 +90,18 @@ def kept_shell_opener(settings, timeout=30.0, host_key_checking=True, fallbacks=
     without become gets a shell kept open over ``network_cli``
     (:func:`..connections.shell_session`): each script is then a line over
     an open channel, not an SSH session. Any other switch gets its
-    ordinary session, and its name and the reason are appended to
-    ``fallbacks`` (a list) when given."""
+    :func:`session_opener` session, and ``fallbacks`` (a dict, when given)
+    gets the switch's name and the reason."""
+    ordinary = session_opener(settings, timeout, host_key_checking)
+
     def open_session(switch):
         try:
             return shell_session(settings.action, settings.task_vars, switch, timeout,
                                  host_key_checking=None if host_key_checking else False)
         except SwitchConnectionError as exc:
             if fallbacks is not None:
-                fallbacks.append(str(exc))
-            return connection_session(settings.action, settings.task_vars, switch, timeout,
-                                      host_key_checking=None if host_key_checking else False)
+                fallbacks[switch] = str(exc)
+            return ordinary(switch)
     return open_session
 
 

@@ -286,3 +286,23 @@ def test_a_kept_shell_is_network_cli_set_up_from_the_hosts_ssh_variables(tmp_pat
     assert first["persistent_command_timeout"] == 50 and found["ovs2"]["persistent_command_timeout"] == 300
     assert found["sudo"] == {"error": "sudo: a kept shell does not become another user (ansible_become)"}
     assert found["here"]["error"].startswith("here: a kept shell needs an ssh connection; the host's is ")
+
+
+def test_a_switch_without_a_kept_shell_falls_back_to_its_ordinary_session(monkeypatch):
+    from ansible_collections.ethercluster.routing.plugins.plugin_utils import fabric_access
+
+    def shell(action, task_vars, switch, timeout, host_key_checking=None):
+        if switch == "sudo1":
+            raise fabric_access.SwitchConnectionError("sudo1: a kept shell does not become another user")
+        return ("kept", switch, timeout, host_key_checking)
+
+    def ordinary(action, task_vars, switch, timeout, host_key_checking=None):
+        return ("ssh", switch, timeout, host_key_checking)
+    monkeypatch.setattr(fabric_access, "shell_session", shell)
+    monkeypatch.setattr(fabric_access, "connection_session", ordinary)
+    settings = fabric_access.SwitchSettings("action", {}, {"ovs1": {}, "sudo1": {}})
+    fallbacks = {}
+    opened = fabric_access.kept_shell_opener(settings, 12, False, fallbacks)
+    assert opened("ovs1") == ("kept", "ovs1", 12, False)
+    assert opened("sudo1") == ("ssh", "sudo1", 12, False)
+    assert fallbacks == {"sudo1": "sudo1: a kept shell does not become another user"}
