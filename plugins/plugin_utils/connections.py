@@ -401,9 +401,10 @@ class ShellSession:
         self.host = host
         self.timeout = float(timeout)
         self._lock = threading.Lock()
-        self._ready = False
-        self._set_up_in = -1          # the CliSession connection the set-up ran in
-        self._timeout_command = ""
+        # the CliSession connection (its count of opened ones) the set-up ran in; -1: none.
+        # A new connection is a new shell, which needs the set-up again.
+        self._set_up_in = -1
+        self._has_timeout = False
 
     def run(self, script: str, what: str = "script", timeout: float | None = None) -> str:
         """Run ``script`` with ``/bin/sh`` in the kept shell; its standard output."""
@@ -415,24 +416,22 @@ class ShellSession:
                                         "(fewer than %d)" % (self.host, what, len(long_line), MAX_SHELL_LINE))
         with self._lock:
             try:
-                if not self._ready or self.cli.opened != self._set_up_in:
+                if self._set_up_in != self.cli.opened:
                     self._set_up()
                 tag = uuid.uuid4().hex
+                # when the persistent connection ended meanwhile, CliSession runs the command again
+                # in a new shell, without this set-up (see _wrapped); the next script sets it up
                 answer = self.cli.command(self._wrapped(script, tag, limit), what)
-                if self.cli.opened != self._set_up_in:
-                    # the persistent connection ended and the command ran again in a new shell
-                    # (CliSession): it ran without this shell's set-up; the next script sets it up
-                    self._ready = False
                 return self._parsed(answer, tag, what, limit)
             except SwitchConnectionError:
-                self._ready = False
+                self._set_up_in = -1
                 self.cli.close()
                 raise
 
     def close(self) -> None:
         """Close the kept shell."""
         with self._lock:
-            self._ready = False
+            self._set_up_in = -1
             self.cli.close()
 
     def _set_up(self) -> None:
@@ -448,14 +447,13 @@ class ShellSession:
                 or not any(line.startswith("ec_err=/") for line in lines):
             raise SwitchConnectionError("%s: the kept shell did not answer as a POSIX shell with echo off: %s"
                                         % (self.host, " ".join(answer.split())[:STDERR_CHARS]))
-        self._timeout_command = "timeout %s " if "ec_timeout=yes" in lines else ""
+        self._has_timeout = "ec_timeout=yes" in lines
         self._set_up_in = self.cli.opened
-        self._ready = True
 
     def _wrapped(self, script: str, tag: str, limit: float) -> str:
         end = "EC_SCRIPT_%s" % tag
         body = script if script.endswith("\n") else script + "\n"
-        runner = (self._timeout_command % _seconds(limit)) if self._timeout_command else ""
+        runner = "timeout %s " % _seconds(limit) if self._has_timeout else ""
         # one command line (its here-document follows it): the shell prompts once, after all of it
         # ${ec_err:-/dev/null}: a shell that lost its set-up (a new connection) still runs it
         return ("%ssh -s 2>\"${ec_err:-/dev/null}\" <<'%s'; ec_rc=$?; echo; echo \"EC_RC_%s=$ec_rc\"; "
@@ -474,7 +472,7 @@ class ShellSession:
             raise SwitchConnectionError("%s: %s failed: the kept shell's exit status %r is no number"
                                         % (self.host, what, code.strip()[:40])) from None
         out = head[:-1] if head.endswith("\n") else head   # the line break the echo before the marker adds
-        if rc == TIMED_OUT and self._timeout_command:
+        if rc == TIMED_OUT and self._has_timeout:
             raise SwitchConnectionError("%s: %s failed: no answer within %g s (exit code %d): %s"
                                         % (self.host, what, limit, rc, self.cli._masked(ScriptSession._condensed(err))))
         if rc != 0:
