@@ -41,9 +41,12 @@ directory with the connection's ``put_file`` and run from there.
 
 from __future__ import annotations
 
+import json
 import os
+import pickle
 import re
 import shlex
+import socket
 import tempfile
 import threading
 import uuid
@@ -52,6 +55,7 @@ from typing import Any
 from ansible import constants as C
 from ansible.errors import AnsibleError, AnsibleValueOmittedError
 from ansible.module_utils.connection import Connection, ConnectionError  # pylint: disable=redefined-builtin
+from ansible.module_utils.connection import recv_data, request_builder, send_data
 from ansible.module_utils.common.text.converters import to_bytes, to_text
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.playbook.play_context import PlayContext
@@ -346,17 +350,14 @@ class CliSession:
     def command(self, text: str, what: str | None = None) -> str:
         """Run one exec-mode command; its output. SwitchConnectionError
         naming the host and the command when it fails."""
-        try:
-            try:
-                return to_text(self._open().get(command=text), errors="surrogate_then_replace")
-            except ConnectionError:
-                if self._rpc is None or os.path.exists(self._rpc.socket_path):
-                    raise
-                # the process ended under the call (its idle time ran out): a command only
-                # reads, so it runs once more on a new connection
-                return to_text(self._open().get(command=text), errors="surrogate_then_replace")
-        except (AnsibleError, ConnectionError, OSError, ValueError) as exc:
-            raise SwitchConnectionError(self._masked("%s: %s failed: %s" % (self.host, what or repr(text), exc)))
+        return self.begin(text, what).result()
+
+    def begin(self, text: str, what: str | None = None) -> PendingCommand:
+        """Send one exec-mode command and return at once: its
+        :meth:`PendingCommand.result` waits for the output (so commands
+        on several switches run at once from one thread). Errors as
+        :meth:`command`'s."""
+        return PendingCommand(self, text, what)
 
     def configure(self, lines: list) -> None:
         """Send ``lines`` in configuration mode (the cliconf plugin enters
@@ -377,6 +378,92 @@ class CliSession:
         for secret in self._secrets:
             text = text.replace(secret, MASK)
         return text
+
+
+class _RpcCall:
+    """One JSON-RPC call to a persistent connection process, in two halves:
+    the request is sent when made, :meth:`result` reads the response
+    (``Connection.__rpc__``'s protocol: the same framing, id check and
+    error). ``fileno()``: the socket, for waiting on several calls."""
+
+    def __init__(self, socket_path: str, method: str, **params: Any) -> None:
+        self.request = request_builder(method, **params)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self.sock.connect(socket_path)
+            send_data(self.sock, to_bytes(json.dumps(self.request)))
+        except OSError:
+            self.sock.close()
+            raise
+
+    def fileno(self) -> int:
+        return self.sock.fileno()
+
+    def result(self) -> Any:
+        try:
+            raw = recv_data(self.sock)
+        finally:
+            self.sock.close()
+        if raw is None:
+            raise ConnectionError("the persistent connection closed without an answer")
+        response = json.loads(to_text(raw, errors="surrogate_or_strict"))
+        if response.get("id") != self.request["id"]:
+            raise ConnectionError("invalid json-rpc id received")
+        if "error" in response:
+            error = response["error"]
+            raise ConnectionError(to_text(error.get("data") or error["message"], errors="surrogate_then_replace"),
+                                  code=error["code"])
+        if "result_type" in response:
+            return pickle.loads(to_bytes(response["result"], errors="surrogateescape"))
+        return response["result"]
+
+
+class PendingCommand:
+    """A command sent to a :class:`CliSession` whose output is not read
+    yet (:meth:`CliSession.begin`); ``fileno()`` becomes readable when the
+    answer is there, :meth:`result` reads it."""
+
+    def __init__(self, cli: CliSession, text: str, what: str | None) -> None:
+        self.cli, self.text, self.what = cli, text, what
+        self._call: _RpcCall | None = None
+        try:
+            self._call = self._send()
+        except (AnsibleError, ConnectionError, OSError, ValueError) as exc:
+            if not self._ended():
+                raise self._failed(exc) from None
+            # the process ended when it was reached (its idle time ran out): result() sends again
+
+    def _send(self) -> _RpcCall:
+        return _RpcCall(self.cli._open().socket_path, "get", command=self.text)  # pylint: disable=protected-access
+
+    def _ended(self) -> bool:
+        rpc = self.cli._rpc  # pylint: disable=protected-access
+        return rpc is not None and not os.path.exists(rpc.socket_path)
+
+    def _failed(self, exc: BaseException) -> SwitchConnectionError:
+        return SwitchConnectionError(self.cli._masked(  # pylint: disable=protected-access
+            "%s: %s failed: %s" % (self.cli.host, self.what or repr(self.text), exc)))
+
+    def fileno(self) -> int:
+        """The socket the answer comes on (-1 when it is sent again by :meth:`result`)."""
+        return self._call.fileno() if self._call is not None else -1
+
+    def result(self) -> str:
+        """The command's output (waits for it)."""
+        try:
+            try:
+                if self._call is None:
+                    self._call = self._send()
+                return to_text(self._call.result(), errors="surrogate_then_replace")
+            except (ConnectionError, OSError):
+                if not self._ended():
+                    raise
+                # the process ended under the call (its idle time ran out): a command only
+                # reads, so it runs once more on a new connection
+                self._call = self._send()
+                return to_text(self._call.result(), errors="surrogate_then_replace")
+        except (AnsibleError, ConnectionError, OSError, ValueError) as exc:
+            raise self._failed(exc) from None
 
 
 class ShellSession:
@@ -408,25 +495,38 @@ class ShellSession:
 
     def run(self, script: str, what: str = "script", timeout: float | None = None) -> str:
         """Run ``script`` with ``/bin/sh`` in the kept shell; its standard output."""
+        return self.begin(script, what, timeout).result()
+
+    def begin(self, script: str, what: str = "script", timeout: float | None = None) -> PendingScript:
+        """Send ``script`` and return at once; :meth:`PendingScript.result`
+        waits for its output (errors as :meth:`run`'s). The session runs
+        nothing else until then."""
         limit = float(timeout or self.timeout)
         long_line = next((line for line in script.splitlines() if len(line) >= MAX_SHELL_LINE), None)
         if long_line is not None:
             # a terminal in canonical mode cuts a line at 4096 bytes
             raise SwitchConnectionError("%s: %s: a line of %d characters does not fit a terminal line "
                                         "(fewer than %d)" % (self.host, what, len(long_line), MAX_SHELL_LINE))
-        with self._lock:
-            try:
-                if self._set_up_in != self.cli.opened:
-                    self._set_up()
-                tag = uuid.uuid4().hex
-                # when the persistent connection ended meanwhile, CliSession runs the command again
-                # in a new shell, without this set-up (see _wrapped); the next script sets it up
-                answer = self.cli.command(self._wrapped(script, tag, limit), what)
-                return self._parsed(answer, tag, what, limit)
-            except SwitchConnectionError:
-                self._set_up_in = -1
-                self.cli.close()
-                raise
+        self._lock.acquire()  # pylint: disable=consider-using-with  # released by PendingScript.result
+        try:
+            if self._set_up_in != self.cli.opened:
+                self._set_up()
+            tag = uuid.uuid4().hex
+            # when the persistent connection ended meanwhile, CliSession runs the command again
+            # in a new shell, without this set-up (see _wrapped); the next script sets it up
+            return PendingScript(self, self.cli.begin(self._wrapped(script, tag, limit), what), tag, what, limit)
+        except SwitchConnectionError:
+            self._dropped()
+            self._lock.release()
+            raise
+        except BaseException:
+            self._lock.release()
+            raise
+
+    def _dropped(self) -> None:
+        """After a failure: close the shell; the next script opens another."""
+        self._set_up_in = -1
+        self.cli.close()
 
     def close(self) -> None:
         """Close the kept shell."""
@@ -479,6 +579,32 @@ class ShellSession:
             raise SwitchConnectionError("%s: %s failed with exit code %d: %s"
                                         % (self.host, what, rc, self.cli._masked(ScriptSession._condensed(err))))
         return out
+
+
+class PendingScript:
+    """A script sent to a :class:`ShellSession` whose output is not read
+    yet (:meth:`ShellSession.begin`); ``fileno()`` becomes readable when
+    its answer is there."""
+
+    def __init__(self, session: ShellSession, command: PendingCommand, tag: str, what: str, limit: float) -> None:
+        self.session, self.command = session, command
+        self.tag, self.what, self.limit = tag, what, limit
+
+    def fileno(self) -> int:
+        """The socket the answer comes on."""
+        return self.command.fileno()
+
+    def result(self) -> str:
+        """The script's standard output (waits for it; SwitchConnectionError
+        as :meth:`ShellSession.run` raises it). Call it once."""
+        session = self.session
+        try:
+            return session._parsed(self.command.result(), self.tag, self.what, self.limit)  # pylint: disable=protected-access
+        except SwitchConnectionError:
+            session._dropped()  # pylint: disable=protected-access
+            raise
+        finally:
+            session._lock.release()  # pylint: disable=protected-access
 
 
 def cli_session(action: Any, task_vars: dict, host: str, host_key_checking: bool | None = None) -> CliSession:

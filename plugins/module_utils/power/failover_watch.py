@@ -67,7 +67,7 @@ from .transition_phases import Transition
 from .transition_planner import SEARCH_BUDGET_PER_SWITCH, _other, _plan_from_routing, _Router, _transition, \
     _working_topology
 from .transition_proof import TransitionError, _check_state, _Proof
-from .transition_run import OvsDriver, TransitionRunError, differing, read_states, run_steps
+from .transition_run import OvsDriver, TransitionRunError, differing, read_states, run_steps, write_in_threads
 
 Data = dict[str, Any]
 PROOF_KEYS = ("acyclic", "order_free", "drain", "kept_turn_order", "rounds", "recovered_after_step", "states",
@@ -312,14 +312,37 @@ class KnownStates:
         known = self.states.get(switch)      # one dict lookup: atomic
         return copy.deepcopy(known if known is not None else self.states.setdefault(switch, self.driver.read(switch)))
 
+    def remembered(self, switch: str) -> bool:
+        """Whether :meth:`read` answers ``switch`` without reading it."""
+        return switch in self.states
+
     def write(self, switch: str, changes: Any, desired: Any, current: Data) -> None:
         """Write, and remember the state written: the pipeline swapped whole, the ports' settings."""
         try:
             self.driver.write(switch, changes, desired, current)
         except Exception:
-            with self.lock:
-                self.states.pop(switch, None)
+            self._forget(switch)
             raise
+        self._remember(switch, desired, current)
+
+    def write_many(self, writes: list[tuple[str, Any, Any, Data]]) -> dict[str, tuple[Exception | None, float]]:
+        """Write several switches at once (the driver's ``write_many``, else
+        a thread each) and remember each state written; a switch whose
+        write failed is forgotten (read again next time)."""
+        inner = getattr(self.driver, "write_many", None)
+        results = inner(writes) if inner is not None else write_in_threads(self.driver, writes)
+        for switch, _changes, desired, current in writes:
+            if results[switch][0] is None:
+                self._remember(switch, desired, current)
+            else:
+                self._forget(switch)
+        return results
+
+    def _forget(self, switch: str) -> None:
+        with self.lock:
+            self.states.pop(switch, None)
+
+    def _remember(self, switch: str, desired: Any, current: Data) -> None:
         state = copy.deepcopy(current)
         state["flows"] = list(desired["flows"])
         for port, value in desired["ports"].items():

@@ -7,7 +7,9 @@ transition driver (:class:`.transition_run.OvsDriver`,
 
 from __future__ import annotations
 
+import selectors
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -40,3 +42,34 @@ class SessionPool:
                 session.close()
             except Exception:  # pylint: disable=broad-except  # closing is best effort
                 pass
+
+
+def answers(pending: dict[str, Any], clock: Callable[[], float] = time.monotonic
+            ) -> dict[str, tuple[Any, BaseException | None, float]]:
+    """Wait for scripts sent to several switches at once (``{switch:
+    pending}``, each with ``fileno()`` and ``result()``, as a kept shell's
+    ``begin`` returns them) and take each answer as it comes: ``{switch:
+    (output or None, error or None, seconds from now to its answer)}``.
+    One thread waits for all of them, so no answer waits for a thread to
+    be started or scheduled (on a loaded controller, starting eight threads
+    cost 0.1 s)."""
+    started = clock()
+    done: dict[str, tuple[Any, BaseException | None, float]] = {}
+
+    def take(switch: str) -> None:
+        try:
+            done[switch] = (pending[switch].result(), None, round(clock() - started, 3))
+        except Exception as exc:  # pylint: disable=broad-except  # the caller reports each switch's error
+            done[switch] = (None, exc, round(clock() - started, 3))
+
+    with selectors.DefaultSelector() as selector:
+        for switch, call in pending.items():
+            if call.fileno() < 0:      # sent again when its answer is asked for
+                take(switch)
+            else:
+                selector.register(call.fileno(), selectors.EVENT_READ, switch)
+        while len(done) < len(pending):
+            for key, _events in selector.select():
+                selector.unregister(key.fileobj)
+                take(key.data)
+    return done

@@ -57,7 +57,7 @@ from .fabric_state import (
 )
 from ..platforms import ovs
 from ..platforms.cli_state import render_for
-from .session_pool import SessionPool
+from .session_pool import SessionPool, answers
 from ..fabric.topology import Link, Topology, topology_from_data
 
 ACTIONS = ("off", "on", "speed")
@@ -137,13 +137,58 @@ class OvsDriver(SessionPool):
         try:
             self._write_once(switch, changes, desired, current)
         except EtherclusterError as exc:
-            if not dropped_openflow_connection(str(exc)):
-                raise
-            self.retried.append("%s: %s; read again and rewritten" % (switch, exc))
-            current = self.read(switch)
-            changes = ovs.compare(current, desired, switch)
-            if changes.changed:
-                self._write_once(switch, changes, desired, current)
+            self._finish_dropped(switch, desired, exc)
+
+    def write_many(self, writes: list[tuple[str, Any, Any, Data]]) -> dict[str, tuple[Exception | None, float]]:
+        """Write several switches at once (``writes``: ``(switch, changes,
+        desired, current)`` as :meth:`write` takes them): where a switch's
+        session can (a kept shell's ``begin``), its script is sent before
+        any answer is read and one thread takes the answers as they come
+        (:func:`.session_pool.answers`); the other switches are written
+        in threads meanwhile. ``{switch: (error or None, seconds to its
+        answer)}``; a dropped OpenFlow connection is finished as
+        :meth:`write` finishes it."""
+        clock = time.monotonic
+        started = clock()
+        pending: dict[str, Any] = {}
+        results: dict[str, tuple[Exception | None, float]] = {}
+        threaded = []
+        for switch, changes, desired, current in writes:
+            session = self._session(switch)
+            if not hasattr(session, "begin"):
+                threaded.append((switch, changes, desired, current))
+                continue
+            try:
+                pending[switch] = session.begin(ovs.write_script(changes, desired, current, self.bridge(switch)),
+                                                "write", timeout=self.timeout + float(current.get("gap") or 0))
+            except EtherclusterError as exc:
+                results[switch] = (exc, round(clock() - started, 3))
+        with ThreadPoolExecutor(max_workers=max(1, len(threaded))) as pool:
+            futures = {item[0]: pool.submit(_attempt, self.write, item) for item in threaded}
+            for switch, (_out, error, seconds) in answers(pending).items():
+                if error is not None and not isinstance(error, EtherclusterError):
+                    raise error
+                results[switch] = (error, seconds)
+            for switch, future in futures.items():
+                results[switch] = (future.result(), round(clock() - started, 3))
+        for switch, (error, _seconds) in list(results.items()):
+            if switch in pending and error is not None and dropped_openflow_connection(str(error)):
+                desired = next(item[2] for item in writes if item[0] == switch)
+                results[switch] = (_attempt(lambda *item: self._finish_dropped(*item), (switch, desired, error)),
+                                   round(clock() - started, 3))
+        return results
+
+    def _finish_dropped(self, switch: str, desired: Any, exc: EtherclusterError) -> None:
+        """After a write failed with ``exc``: when ovs-vswitchd dropped the
+        OpenFlow connection under it, read the switch again and write what
+        still differs; else raise ``exc``."""
+        if not dropped_openflow_connection(str(exc)):
+            raise exc
+        self.retried.append("%s: %s; read again and rewritten" % (switch, exc))
+        current = self.read(switch)
+        changes = ovs.compare(current, desired, switch)
+        if changes.changed:
+            self._write_once(switch, changes, desired, current)
 
     def _write_once(self, switch: str, changes: Any, desired: Any, current: Data) -> None:
         self._session(switch).run(ovs.write_script(changes, desired, current, self.bridge(switch)),
@@ -173,6 +218,26 @@ class OvsDriver(SessionPool):
         """``{port: {"rx_bytes", "tx_bytes", ...}}`` of the switch (dump-ports)."""
         text = self._session(switch).run(counters_script(self.bridge(switch)), "counters")
         return parse_port_bytes(text)
+
+
+def _attempt(function: Callable[..., Any], item: tuple) -> EtherclusterError | None:
+    """``function(*item)``; its EtherclusterError returned, None when it succeeded."""
+    try:
+        function(*item)
+    except EtherclusterError as exc:
+        return exc
+    return None
+
+
+def write_in_threads(driver: Driver, writes: list[tuple[str, Any, Any, Data]]
+                     ) -> dict[str, tuple[Exception | None, float]]:
+    """:meth:`OvsDriver.write_many` for a driver without it: each write in a thread of its own."""
+    clock = time.monotonic
+    started = clock()
+
+    def one(item: tuple[str, Any, Any, Data]) -> tuple[Exception | None, float]:
+        return _attempt(driver.write, item), round(clock() - started, 3)
+    return dict(zip([item[0] for item in writes], _pool(one, writes)))
 
 
 # ------------------------------------------------------------------ reading
@@ -250,8 +315,11 @@ def resume_index(before: dict[str, Data], steps: list[Data], states: dict[str, D
 def _push(step: Data, driver: Driver, states: dict[str, Any], max_parallel: int | None = None,
           seconds: dict[str, float] | None = None) -> list[str]:
     """Carry out a push step; return the switches written. A parallel step
-    pushes at most ``max_parallel`` switches at once (None: all).
-    ``seconds`` gets each switch's time (read, compare, write)."""
+    pushes at most ``max_parallel`` switches at once (None: all),
+    through the driver's ``write_many`` when it has one
+    (:func:`_push_together`). ``seconds`` gets each switch's time (read,
+    compare, write; through ``write_many``: from the writes' start to the
+    switch's answer)."""
     entries = step.get("switches") or {}
     changed: list[str] = []
     lock = threading.Lock()
@@ -271,10 +339,46 @@ def _push(step: Data, driver: Driver, states: dict[str, Any], max_parallel: int 
             with lock:
                 seconds[switch] = round(clock() - started, 3)
 
-    _pool(one, list(entries), parallel=bool(step.get("parallel")),
-          workers=max_parallel or len(entries))
+    if step.get("parallel") and len(entries) > 1 and hasattr(driver, "write_many"):
+        size, names = max_parallel or len(entries), list(entries)
+        for start in range(0, len(names), size):
+            changed.extend(_push_together(driver, {name: entries[name] for name in names[start:start + size]},
+                                          states, seconds))
+    else:
+        _pool(one, list(entries), parallel=bool(step.get("parallel")),
+              workers=max_parallel or len(entries))
     order = list(entries)
     return sorted(changed, key=order.index)
+
+
+def _push_together(driver: Any, entries: dict[str, Data], states: dict[str, Any],
+                   seconds: dict[str, float] | None) -> list[str]:
+    """One parallel push through the driver's ``write_many``: every switch
+    read (in parallel; a driver that remembers the states answers at
+    once), compared, then every write sent at once. The first error is
+    raised once every write has answered, naming its switch."""
+    switches = list(entries)
+    remembered = getattr(driver, "remembered", None)
+    if remembered is not None and all(remembered(switch) for switch in switches):
+        currents = [driver.read(switch) for switch in switches]
+    else:
+        currents = _pool(driver.read, switches)
+    writes = []
+    for switch, current in zip(switches, currents):
+        desired = render_for(entries[switch], switch)
+        changes = ovs.compare(current, desired, switch)
+        states[switch] = None  # stale: read again when needed
+        if changes.changed:
+            writes.append((switch, changes, desired, current))
+        elif seconds is not None:
+            seconds[switch] = 0.0
+    results = driver.write_many(writes) if writes else {}
+    if seconds is not None:
+        seconds.update({switch: result[1] for switch, result in results.items()})
+    failed = [(switch, results[switch][0]) for switch, *_rest in writes if results[switch][0] is not None]
+    if failed:
+        raise failed[0][1]
+    return [switch for switch, *_rest in writes]
 
 
 def _wait_carrier(step: Data, driver: Driver, sleep: Callable[[float], Any], clock: Callable[[], float],

@@ -11,6 +11,7 @@ that never comes names the link; linux_bridge is refused before any
 switch is read (the CLI platforms: tests/unit/power/test_cli_driver.py)."""
 
 import copy
+import os
 import threading
 from pathlib import Path
 
@@ -350,3 +351,84 @@ def test_a_second_drop_or_a_refused_command_fails_the_write():
     with pytest.raises(EtherclusterError, match="not a bridge"):
         _write_port2_down(refused)
     assert len(refused.writes) == 1
+
+
+# ------------------------------------------- writes sent together
+class _Answered:
+    """A sent script as a kept shell's ``begin`` returns it: readable at
+    once (a byte in a pipe), its answer the session's ``run``."""
+
+    def __init__(self, session, script, what, timeout):
+        self.session, self.script, self.what, self.timeout = session, script, what, timeout
+        self.read_end, write_end = os.pipe()
+        os.write(write_end, b"x")
+        os.close(write_end)
+
+    def fileno(self):
+        return self.read_end
+
+    def result(self):
+        os.close(self.read_end)
+        return self.session.run(self.script, self.what, self.timeout)
+
+
+class _KeptSw1Session(_Sw1Session):
+    def begin(self, script, what="script", timeout=None):
+        self.begun = getattr(self, "begun", 0) + 1
+        return _Answered(self, script, what, timeout)
+
+
+def _port2_down_write(driver):
+    current = driver.read("sw1")
+    entry = yaml.safe_load((FIXTURES / "ring3_intent.yml").read_text())["switches"]["sw1"]
+    entry["ports"]["2"]["admin"] = "down"
+    desired = ovs.render(entry, "sw1")
+    return ("sw1", ovs.compare(current, desired, "sw1"), desired, current)
+
+
+@pytest.mark.parametrize("kept", [True, False])
+def test_writes_sent_together_are_finished_after_a_dropped_connection(kept):
+    session = (_KeptSw1Session if kept else _Sw1Session)(drops=1)
+    driver = tr.OvsDriver(lambda switch: session)
+    results = driver.write_many([_port2_down_write(driver)])
+    assert results["sw1"][0] is None and results["sw1"][1] >= 0
+    assert len(session.writes) == 2 and driver.read("sw1")["ports"]["2"]["admin"] == "down"
+    assert getattr(session, "begun", 0) == (1 if kept else 0)     # a session without begin: a thread
+    assert driver.retried == ["sw1: %s; read again and rewritten" % DROPPED]
+    refused = _KeptSw1Session(drops=1, error="sw1: write failed with exit code 1: ovs-ofctl: br0 is not a bridge")
+    driver = tr.OvsDriver(lambda switch: refused)
+    error, _seconds = driver.write_many([_port2_down_write(driver)])["sw1"]
+    assert "not a bridge" in str(error) and len(refused.writes) == 1
+
+
+class _Together:
+    """FakeFabric with ``write_many``: records each call's switches."""
+
+    def __init__(self, fabric):
+        self.fabric = fabric
+        self.calls = []
+        self.read = fabric.read
+
+    def write_many(self, writes):
+        self.calls.append([item[0] for item in writes])
+        return tr.write_in_threads(self.fabric, writes)
+
+
+def test_a_parallel_push_through_write_many_writes_the_changed_switches_in_one_call():
+    fabric = FakeFabric(RING, plan(RING, bank="A").intent)
+    driver = _Together(fabric)
+    entries = plan(RING, bank="B").intent["switches"]
+    entries["sw0"] = plan(RING, bank="A").intent["switches"]["sw0"]    # already held
+    seconds = {}
+    changed = tr._push({"kind": "push", "parallel": True, "switches": entries}, driver, {}, seconds=seconds)
+    assert changed == ["sw1", "sw2"] and driver.calls == [["sw1", "sw2"]]
+    assert set(seconds) == {"sw0", "sw1", "sw2"} and seconds["sw0"] == 0.0
+    # max_parallel: calls of at most that many switches; a failed write is raised once all answered
+    fabric = FakeFabric(RING, plan(RING, bank="A").intent)
+    fabric.fail_writes_on = {"sw0"}
+    driver = _Together(fabric)
+    with pytest.raises(SwitchConnectionError, match="sw0: write failed"):
+        tr._push({"kind": "push", "parallel": True, "switches": plan(RING, bank="B").intent["switches"]},
+                 driver, {}, max_parallel=2)
+    assert driver.calls == [["sw0", "sw1"]]           # the first call's failure stops the push
+    assert fabric.writes == ["sw1"]

@@ -8,11 +8,14 @@ import os
 import re
 import select
 import subprocess
+import threading
+import time
 
 import pytest
 from ansible.errors import AnsibleConnectionFailure
 
 from ansible_collections.ethercluster.routing.plugins.cliconf import posix_shell as shell_cliconf
+from ansible_collections.ethercluster.routing.plugins.module_utils.power.session_pool import answers
 from ansible_collections.ethercluster.routing.plugins.plugin_utils.connections import (
     MAX_SHELL_LINE,
     ShellSession,
@@ -61,6 +64,10 @@ class InteractiveShell:
         return data
 
     def command(self, text, what=None):
+        return self.begin(text, what).result()
+
+    def begin(self, text, what=None):
+        # as CliSession.begin: the text sent now, its answer read by result()
         if self.drop_before is not None and self.drop_before in text:
             # as CliSession when the persistent process ended meanwhile: a new one, the command again
             self.drop_before = None
@@ -71,9 +78,7 @@ class InteractiveShell:
         self.sent.append(text)
         self.proc.stdin.write(text.encode() + b"\n")
         self.proc.stdin.flush()
-        data = self._read_until_prompt().decode()
-        lines = [line for line in data.splitlines() if PROMPT.strip() not in line]
-        return "\n".join(lines).strip()
+        return Pending(self)
 
     def close(self):
         self.closed += 1
@@ -84,6 +89,21 @@ class InteractiveShell:
 
     def _masked(self, text):
         return text
+
+
+class Pending:
+    """InteractiveShell's sent command: readable when the shell answers."""
+
+    def __init__(self, shell):
+        self.shell = shell
+
+    def fileno(self):
+        return self.shell.proc.stdout.fileno()
+
+    def result(self):
+        data = self.shell._read_until_prompt().decode()
+        lines = [line for line in data.splitlines() if PROMPT.strip() not in line]
+        return "\n".join(lines).strip()
 
 
 @pytest.fixture
@@ -143,6 +163,10 @@ def test_the_answer_without_exit_status_is_an_error():
                 return "ec_timeout=yes\nec_err=/tmp/x"
             return "half of the output"   # the prompt matched too early
 
+        def begin(self, text, what=None):
+            answer = self.command(text, what)
+            return type("Answered", (), {"result": lambda _self: answer})()
+
         def close(self):
             self.closed += 1
 
@@ -197,3 +221,45 @@ def test_a_script_sent_into_a_new_connection_still_runs_and_the_next_sets_the_sh
     assert sum("ec_timeout" in text for text in session.cli.sent) == set_ups + 1
     with pytest.raises(SwitchConnectionError, match="exit code 4: late"):
         session.run("echo late >&2\nexit 4\n", "write")                  # its standard error again
+
+
+def test_scripts_sent_to_several_shells_before_any_answer_is_read():
+    shells = [ShellSession(InteractiveShell(), "sw%d" % number, timeout=20) for number in range(3)]
+    try:
+        for shell in shells:
+            shell.run("true")        # set up
+        started = time.monotonic()
+        pending = {shell.host: shell.begin("sleep 1; echo %s" % shell.host, "write") for shell in shells}
+        assert time.monotonic() - started < 0.5          # nothing waited for an answer
+        done = answers(pending)
+        assert time.monotonic() - started < 2.5          # the three sleeps ran at once
+        assert {host: out for host, (out, error, _seconds) in done.items()} == {
+            "sw0": "sw0\n", "sw1": "sw1\n", "sw2": "sw2\n"}
+        assert all(error is None and 0.9 < seconds < 2.5 for _out, error, seconds in done.values())
+        # a failing script is its switch's error; the shell is closed and the session usable again
+        pending = {shell.host: shell.begin("exit 5" if shell.host == "sw1" else "echo ok", "write")
+                   for shell in shells}
+        done = answers(pending)
+        assert isinstance(done["sw1"][1], SwitchConnectionError) and "sw1: write failed with exit code 5" in str(
+            done["sw1"][1])
+        assert done["sw0"][:2] == ("ok\n", None) and shells[1].cli.closed == 1
+        assert shells[1].run("echo again") == "again\n"
+    finally:
+        for shell in shells:
+            shell.close()
+
+
+def test_a_session_runs_one_script_at_a_time():
+    shell = ShellSession(InteractiveShell(), "sw0", timeout=20)
+    try:
+        pending = shell.begin("sleep 0.5; echo first")
+        second = []
+        thread = threading.Thread(target=lambda: second.append(shell.run("echo second")))
+        thread.start()
+        thread.join(0.2)
+        assert thread.is_alive()                  # waits for the first script's answer to be taken
+        assert pending.result() == "first\n"
+        thread.join(20)
+        assert second == ["second\n"]
+    finally:
+        shell.close()
