@@ -89,7 +89,8 @@ def run(args):
         link = args.link or ("sw5:4" if args.torus else "sw2:3")
         switch = args.switch_name or ("sw10" if args.torus else "sw1")
         # the controller has a CPU of its own on a real network: here the lab's controller.sh runs it in
-        # a session of its own at the lab's session priority (as the molecule scenario torus4x4_failover)
+        # a cpu cgroup of its own (every process it starts included) and a session of its own at the lab's
+        # session priority (as the molecule scenario torus4x4_failover; docs/lab.md, "The controller's CPU")
         watcher = subprocess.Popen(
             ["%s/%s/controller.sh" % (STATE_ROOT, LAB), str(ROOT / ".venv" / "bin" / "ansible-playbook"),
              "-i", str(topology), "-i", info["inventory"],

@@ -54,6 +54,10 @@ TEMPLATE_DB = "template.db"
 SESSION_PRIORITY_FILE = "session-priority.sh"
 # runs a command as the fabric's controller: a session of its own at the sessions' priority
 CONTROLLER_FILE = "controller.sh"
+# where the kernel's cgroup file systems are mounted; the controller's cpu weight there (each the maximum)
+CGROUP_ROOT = "/sys/fs/cgroup"
+CONTROLLER_CPU_SHARES = 262144
+CONTROLLER_CPU_WEIGHT = 10000
 SSHD = "/usr/sbin/sshd"
 SSHD_PRIVSEP_DIR = "/run/sshd"
 
@@ -198,20 +202,44 @@ def session_priority_script(niceness: int) -> str:
     ])
 
 
-def controller_script(session_priority: str) -> str:
+def controller_cgroups(lab: str) -> tuple[str, str]:
+    """The cpu cgroup the lab's controller runs in: cgroup v1's, v2's path."""
+    name = "ethercluster-lab-%s-controller" % lab
+    return "%s/cpu/%s" % (CGROUP_ROOT, name), "%s/%s" % (CGROUP_ROOT, name)
+
+
+def controller_script(session_priority: str, lab: str) -> str:
     """``controller.sh COMMAND [ARGS]``: run a command as the fabric's
-    controller (the failover responder; docs/lab.md, "The controller's and
-    the sessions' priority"). On a real network it has a CPU of its own;
-    here it shares the 2 cores with the switches' forwarding, so it runs in
-    a process session, so an autogroup, of its own (``setsid``; ``-w``
-    returns the command's exit status when setsid has to fork) at the
-    switches' session priority (``session_priority``, when the lab set
-    one). What the failover benchmark and the molecule scenario start the
-    responder with."""
+    controller (the failover responder; docs/lab.md, "The controller's
+    CPU"). On a real network it has a CPU of its own; here it shares the
+    2 cores with 16 switches' forwarding and the probes. So it runs in a
+    cpu cgroup of its own at the highest weight (v1 ``cpu.shares``
+    262144, v2 ``cpu.weight`` 10000): a cgroup holds every process the
+    command starts, also the persistent connection processes
+    (``ansible-connection``) that detach into sessions of their own, which
+    an autogroup does not (each new session gets an autogroup at nice 0:
+    the kept shells' processes waited 9 times longer for a CPU than the
+    switches). Where no cpu cgroup can be made, only the session: the
+    command runs under ``setsid`` (a session, so an autogroup, of its own;
+    ``-w`` returns the command's exit status when setsid has to fork) at
+    the switches' session priority (``session_priority``, when the lab set
+    one), as before. What the failover benchmark and the molecule scenario
+    start the responder with."""
+    version1, version2 = controller_cgroups(lab)
     return _lines([
         "#!/bin/sh",
-        "# ethercluster.routing lab (written by lab_up): run a command as the fabric's controller, in a",
-        "# session (an autogroup) of its own at the switches' session priority",
+        "# ethercluster.routing lab (written by lab_up): run a command as the fabric's controller, with a CPU",
+        "# share of its own (a cpu cgroup that also holds the sessions it starts), in a session (an autogroup)",
+        "# of its own at the switches' session priority",
+        "g=",
+        "if [ -e %s/cpu/cpu.shares ]; then" % CGROUP_ROOT,
+        "  g=%s w=cpu.shares v=%d" % (shlex.quote(version1), CONTROLLER_CPU_SHARES),
+        "elif grep -qw cpu %s/cgroup.subtree_control 2>/dev/null; then" % CGROUP_ROOT,
+        "  g=%s w=cpu.weight v=%d" % (shlex.quote(version2), CONTROLLER_CPU_WEIGHT),
+        "fi",
+        "if [ -n \"$g\" ] && mkdir -p \"$g\" 2>/dev/null && echo \"$v\" >\"$g/$w\" 2>/dev/null; then",
+        "  echo $$ >\"$g/cgroup.procs\" 2>/dev/null || true",
+        "fi",
         "exec setsid -w sh -c 'if [ -r \"$1\" ]; then . \"$1\"; fi; shift; exec \"$@\"' sh %s \"$@\""
         % shlex.quote(session_priority),
     ])
@@ -265,7 +293,7 @@ def _files_job(layout: dict[str, Any]) -> list[Any]:
     steps.append(Command(("ovsdb-tool", "create", paths["template_db"], layout["ovs_schema"])))
     if session_niceness(layout):
         steps.append(WriteFile(paths["session_priority"], session_priority_script(session_niceness(layout)), 0o644))
-    steps.append(WriteFile(paths["controller"], controller_script(paths["session_priority"]), 0o755))
+    steps.append(WriteFile(paths["controller"], controller_script(paths["session_priority"], layout["lab"]), 0o755))
     for name, sw in layout["switches"].items():
         steps.append(WriteFile("%s/sshd_config" % sw["dir"], sshd_config(layout, name), 0o600))
         gaps = sw.get("renegotiation_gaps")
@@ -435,6 +463,9 @@ def down_phases(layout: dict[str, Any]) -> list[Phase]:
         Phase("namespaces", [[Command(("ip", "-force", "-batch", "-"), input=_lines(lines),
                                       check=False)]]),
         Phase("files", [[RemoveTree(layout["dir"])]]),
+        # the controller's cgroup goes once its processes have ended (else it stays, empty later)
+        Phase("controller-cgroup", [[Command(("rmdir", path), check=False)
+                                     for path in controller_cgroups(layout["lab"])]]),
     ]
 
 

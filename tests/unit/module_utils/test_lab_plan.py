@@ -262,25 +262,57 @@ def test_ssh_sessions_get_the_sshds_priority_through_bash_env(ring3, tmp_path):
                if isinstance(step, plan.WriteFile) and step.path.endswith("sshd_config"))
 
 
-def test_the_controller_runs_in_a_session_of_its_own_at_the_session_priority(ring3, tmp_path):
-    script = _written(ring3, "/run/ethercluster-lab/r3/controller.sh")
-    assert script.mode == 0o755
-    # run as written, the lab's priority script replaced by one that says it ran
+def _run_controller(script, tmp_path, cgroups):
+    """controller.sh as written, the lab's priority script replaced by one
+    that says it ran and the cgroup file systems by ``cgroups``; the
+    command prints its session and process ids and exits 3."""
     (tmp_path / "priority.sh").write_text("echo priority\n")
     path = tmp_path / "controller.sh"
     path.write_text(script.content.replace("/run/ethercluster-lab/r3/session-priority.sh",
-                                           str(tmp_path / "priority.sh")))
+                                           str(tmp_path / "priority.sh")).replace("/sys/fs/cgroup", str(cgroups)))
     path.chmod(0o755)
-    run = subprocess.run([str(path), "sh", "-c", 'echo "$(ps -o sid= -p $$) $$"; exit 3'],
-                         capture_output=True, text=True, check=False)
+    return subprocess.run([str(path), "sh", "-c", 'echo "$(ps -o sid= -p $$) $$"; exit 3'],
+                          capture_output=True, text=True, check=False)
+
+
+def test_the_controller_runs_in_a_session_of_its_own_at_the_session_priority(ring3, tmp_path):
+    script = _written(ring3, "/run/ethercluster-lab/r3/controller.sh")
+    assert script.mode == 0o755
+    run = _run_controller(script, tmp_path, tmp_path / "no-cgroups")
     said = run.stdout.split()
     assert said[0] == "priority"
     assert said[1] == said[2]          # the command leads a session (so an autogroup) of its own
     assert run.returncode == 3         # its exit status comes back
+    assert not (tmp_path / "no-cgroups").exists()
     # without a priority set the command still runs in a session of its own
     calm = lab_layout(ring3, name="r3", daemon_niceness={"ovs-vswitchd.pid": -10})
     assert any(isinstance(step, plan.WriteFile) and step.path.endswith(plan.CONTROLLER_FILE)
                for step in steps(phase(plan.up_phases(calm), "files")))
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_the_controller_gets_a_cpu_cgroup_of_its_own_at_the_highest_weight(ring3, tmp_path, version):
+    # a cgroup holds the sessions the controller starts (ansible-connection detaches into one),
+    # which an autogroup does not
+    script = _written(ring3, "/run/ethercluster-lab/r3/controller.sh")
+    cgroups = tmp_path / "cgroup"
+    if version == 1:
+        (cgroups / "cpu").mkdir(parents=True)
+        (cgroups / "cpu" / "cpu.shares").write_text("1024\n")
+        made, weight = cgroups / "cpu" / "ethercluster-lab-r3-controller", ("cpu.shares", "262144")
+    else:
+        cgroups.mkdir()
+        (cgroups / "cgroup.subtree_control").write_text("cpuset cpu io memory pids\n")
+        made, weight = cgroups / "ethercluster-lab-r3-controller", ("cpu.weight", "10000")
+    run = _run_controller(script, tmp_path, cgroups)
+    said = run.stdout.split()
+    assert run.returncode == 3 and said[0] == "priority"
+    assert (made / weight[0]).read_text() == weight[1] + "\n"
+    assert (made / "cgroup.procs").read_text() == said[2] + "\n"      # the command's own process
+    # lab_down removes it (both places: which one the lab used is not recorded)
+    removed = [step.argv for step in steps(phase(plan.down_phases(lab_layout(ring3, name="r3")), "controller-cgroup"))]
+    assert removed == [("rmdir", "/sys/fs/cgroup/cpu/ethercluster-lab-r3-controller"),
+                       ("rmdir", "/sys/fs/cgroup/ethercluster-lab-r3-controller")]
 
 
 def _set_env(text):
@@ -310,7 +342,7 @@ def test_ssh_sessions_skip_the_machines_bashrc_and_still_run_bash_env(ring3, tmp
 def test_teardown_removes_exactly_what_the_build_creates(ring3):
     layout = lab_layout(ring3, name="r3")
     down = plan.down_phases(layout)
-    assert [p.name for p in down] == ["stop-switches", "stop-processes", "namespaces", "files"]
+    assert [p.name for p in down] == ["stop-switches", "stop-processes", "namespaces", "files", "controller-cgroup"]
     (kill,) = steps(phase(down, "stop-processes"))
     assert set(kill.netns) == set(plan.all_netns(layout))
     (delete,) = steps(phase(down, "namespaces"))
