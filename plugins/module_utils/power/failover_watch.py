@@ -214,6 +214,30 @@ def failed_switches(topology: Topology, carriers: dict[str, dict[str, str] | Non
     return result
 
 
+def whole_switches_failed(topology: Topology, before: dict[str, dict[str, str] | None],
+                          now: dict[str, dict[str, str] | None]) -> bool:
+    """Whether all that changed from the poll answers ``before`` to ``now``
+    is that whole switches failed (:func:`failed_switches` in ``now``, not
+    in ``before``; every link whose status changed is one of theirs and
+    went down). No later answer makes such a change something else: the
+    failed switches' other links are theirs too. The watch then need not
+    hold it until it settles, which a change that is, so far, links going
+    down must be (the first links of a dying switch look like a link
+    failure)."""
+    dead_before, dead_now = failed_switches(topology, before), failed_switches(topology, now)
+    failed = dead_now - dead_before
+    if not failed or dead_before - dead_now:
+        return False
+    status_before = link_status(topology, before)
+    for index, value in link_status(topology, now).items():
+        if status_before.get(index) == value:
+            continue
+        link = topology.links[index]
+        if value != "down" or not {link.a.switch, link.b.switch} & failed:
+            return False
+    return True
+
+
 # ------------------------------------------------------------ planning
 def _keep_up(topology: Topology, links: Iterable[int]) -> dict[str, set[str]]:
     """``{switch: ports}`` of ``links``: kept as configured (a dead cable is not shut)."""
@@ -689,7 +713,9 @@ def watch(responder: Responder, reader: Reader, stop: Callable[[int], bool], ret
     The carriers are passed on once they have not changed for ``settle_s``
     (a hold-down, as a switch's carrier delay): the ports of a failed switch
     go down one after the other as its neighbours see them, and handled at
-    once the first would be taken for a link failure.
+    once the first would be taken for a link failure. A change that is
+    whole switches failing (:func:`whole_switches_failed`) is passed on at
+    once: nothing that comes later can make it a link failure.
 
     The ``watching`` event is logged once every switch's poll has answered
     and the answers have settled: from then on a change is seen as it
@@ -714,8 +740,11 @@ def watch(responder: Responder, reader: Reader, stop: Callable[[int], bool], ret
     try:
         while not stop(handled):
             pending = []
+            wait = tick_s
+            if seen is not None and seen != observed:   # wake when the change has held for settle_s, not a tick later
+                wait = min(tick_s, max(0.0, settle_s - (clock() - changed_at)))
             try:
-                pending.append(found.get(timeout=tick_s))
+                pending.append(found.get(timeout=wait))
             except queue.Empty:
                 pass
             while not found.empty():
@@ -728,7 +757,8 @@ def watch(responder: Responder, reader: Reader, stop: Callable[[int], bool], ret
                 continue
             if carriers != seen:
                 seen, changed_at = copy.deepcopy(carriers), clock()
-            if seen != observed and clock() - changed_at >= settle_s:
+            if seen != observed and (clock() - changed_at >= settle_s or (
+                    observed is not None and whole_switches_failed(responder.topology, observed, seen))):
                 responder.observe(seen)
                 observed = seen
                 if not watching:

@@ -220,6 +220,68 @@ def test_the_watch_holds_a_change_until_it_settles_so_a_dying_switch_is_one_even
     assert first_event(0.5) == ("detected", "switch_down")        # held until it settled: one switch failure
 
 
+def test_whole_switches_failing_is_a_change_that_need_not_settle():
+    whole = carriers(RING)
+    assert fw.whole_switches_failed(RING, whole, carriers(RING, dead=["sw2"]))
+    assert fw.whole_switches_failed(RING, whole, dict(whole, sw2=None))              # it cannot be read
+    # seen by its neighbours only (its own answer stale): once every link of it is down
+    neighbours = dict(carriers(RING, dead=["sw2"]), sw2=whole["sw2"])
+    assert fw.whole_switches_failed(RING, whole, neighbours)
+    one_side = dict(neighbours, sw1=whole["sw1"])
+    assert not fw.whole_switches_failed(RING, whole, one_side)                        # a link failure, so far
+    assert not fw.whole_switches_failed(RING, whole, carriers(RING, cut=[RING.links[1].name]))
+    assert not fw.whole_switches_failed(RING, carriers(RING, dead=["sw2"]), whole)      # it came back: held
+    # a switch failing while a link elsewhere goes down: held (on a ring that link would isolate a switch)
+    torus = topology_from_data({"generate": {"kind": "torus", "dims": [3, 3], "hosts_per_switch": 1}})
+    elsewhere = next(link.name for link in torus.links if "sw4" not in (link.a.switch, link.b.switch))
+    assert fw.whole_switches_failed(torus, carriers(torus), carriers(torus, dead=["sw4"]))
+    assert not fw.whole_switches_failed(torus, carriers(torus), carriers(torus, dead=["sw4"], cut=[elsewhere]))
+
+
+def test_a_whole_switch_failing_is_handled_without_the_hold_down_and_a_link_cut_waits_for_it():
+    def detected_after(cut=(), dead=()):
+        """The failure's kind and how long after it began it was detected (a hold-down of 3 s)."""
+        made, _fake, events = responder(RING, preplan=["sw2", RING.links[0].name], check_mode=True)
+        began = []
+
+        def reader(switch, expected):
+            """The fabric whole until the watch began, then the failure."""
+            time.sleep(0.01)
+            if not any(entry["event"] == "watching" for entry in events):
+                return carriers(RING)[switch], "whole"
+            began.append(began[0] if began else time.monotonic())
+            return carriers(RING, cut=cut, dead=dead)[switch], "failed"
+
+        fw.watch(made, reader, lambda handled: handled >= 1, tick_s=0.01, settle_s=3.0)
+        found = [entry for entry in events if entry["event"] == "detected"][0]
+        return found["kind"], time.monotonic() - began[0]
+
+    kind, seconds = detected_after(dead=["sw2"])
+    assert kind == "switch_down" and seconds < 2.0                # not held
+    kind, seconds = detected_after(cut=[RING.links[0].name])
+    assert kind == "link_down" and seconds >= 3.0                 # held until it settled
+
+
+def test_a_change_is_taken_when_it_has_held_for_the_hold_down_not_at_the_next_tick():
+    made, _fake, events = responder(RING, preplan=[RING.links[0].name], check_mode=True)
+    began = []
+
+    def reader(switch, expected):
+        """A long poll: answers at once when the state differs from ``expected``, else holds 3 s."""
+        failed = any(entry["event"] == "watching" for entry in events)
+        answer = "cut" if failed else "whole"
+        if expected == answer:
+            time.sleep(3.0)
+        elif failed:
+            began.append(began[0] if began else time.monotonic())
+        return carriers(RING, cut=[RING.links[0].name] if failed else [])[switch], answer
+
+    fw.watch(made, reader, lambda handled: handled >= 1, tick_s=2.0, settle_s=0.3)
+    detected = [entry for entry in events if entry["event"] == "detected"][0]
+    assert detected["kind"] == "link_down"
+    assert time.monotonic() - began[0] < 1.5     # the hold-down (0.3 s), not the next tick (2 s)
+
+
 def test_the_watch_loop_feeds_the_responder_until_its_count():
     made, fake, events = responder(preplan=[RING.links[1].name])
     polls = {name: 0 for name in RING.switch_names()}
