@@ -13,7 +13,8 @@ the cut to the responder's detection and to the end of its urgent pushes,
 the recovery measured from the probes (the send time of the last datagram
 lost after the cut, over every pair not attached to a failed switch), the
 datagrams lost, and the losses of each return to the base routing.
-Usage: benchmarks/failover_watch_lab.py [--torus] [--switch] [--repeat N] [--interval-ms 10]"""
+Usage: benchmarks/failover_watch_lab.py [--torus] [--switch] [--repeat N] [--interval-ms 10]
+[--broadcast contained]"""
 
 from __future__ import annotations
 
@@ -72,6 +73,8 @@ def run(args):
     topology.write_text("plugin: ethercluster.routing.topology\nname: %s\n"
                         "generate: {kind: torus, dims: %s, hosts_per_switch: 1}\n" % (LAB, dims))
     settings = ["-e", "routing=%s" % ("segment" if args.torus else "updown"), "-e", "assignment=renamed"]
+    if args.broadcast:
+        settings += ["-e", "broadcast=%s" % args.broadcast]
     if args.reuse and os.path.exists("%s/%s/inventory.yml" % (STATE_ROOT, LAB)):
         info = {"inventory": "%s/%s/inventory.yml" % (STATE_ROOT, LAB), "topology": topology,
                 "layout": runner.read_record(STATE_ROOT, LAB)["layout"]}
@@ -192,6 +195,8 @@ def main():
     parser.add_argument("--repeat", type=int, default=1, help="fail the link (and the switch) this many times")
     parser.add_argument("--link", help="the link to cut (an end)")
     parser.add_argument("--interval-ms", type=float, default=10.0)
+    parser.add_argument("--broadcast", help="the fabric's broadcast setting (torus4x4_failover: contained; "
+                                            "default: the built-in one)")
     parser.add_argument("--reuse", action="store_true", help="the lab h3a is up and deployed: reuse it")
     parser.add_argument("--keep", action="store_true", help="leave the lab up")
     args = parser.parse_args()

@@ -238,6 +238,52 @@ def whole_switches_failed(topology: Topology, before: dict[str, dict[str, str] |
     return True
 
 
+def links_confirmed(topology: Topology, before: dict[str, dict[str, str] | None],
+                    now: dict[str, dict[str, str] | None]) -> bool:
+    """Whether all that changed from ``before`` to ``now`` is links going
+    down that both ends answered: each end's own answer has the link's port
+    without carrier and another fabric port with it (so neither end is a
+    switch whose every link went down), and no switch failed. A dying
+    switch can still look so when its own answer caught its ports going
+    down one after the other; a switch that lost power does not answer at
+    all, so its links are never confirmed by both ends."""
+    if failed_switches(topology, now) != failed_switches(topology, before):
+        return False
+    ports = fabric_ports(topology)
+    status_before = link_status(topology, before)
+    changed = False
+    for index, value in link_status(topology, now).items():
+        if status_before.get(index) == value:
+            continue
+        if value != "down":
+            return False
+        link = topology.links[index]
+        for end in (link.a, link.b):
+            seen = now.get(end.switch) or {}
+            if seen.get(str(end.port)) != "down" or not any(
+                    seen.get(port) == "up" for port in ports[end.switch] if port != str(end.port)):
+                return False
+        changed = True
+    return changed
+
+
+def hold_needed(topology: Topology, before: dict[str, dict[str, str] | None] | None,
+                now: dict[str, dict[str, str] | None], settle_s: float) -> float:
+    """How long the change from ``before`` to ``now`` must hold still before
+    it is acted on: nothing when it is whole switches failing
+    (:func:`whole_switches_failed`), half the hold-down when it is links
+    going down that both ends answered (:func:`links_confirmed`), else the
+    hold-down ``settle_s`` (the first answers, a link seen by one end, a
+    return)."""
+    if before is None:
+        return settle_s
+    if whole_switches_failed(topology, before, now):
+        return 0.0
+    if links_confirmed(topology, before, now):
+        return settle_s / 2
+    return settle_s
+
+
 # ------------------------------------------------------------ planning
 def _keep_up(topology: Topology, links: Iterable[int]) -> dict[str, set[str]]:
     """``{switch: ports}`` of ``links``: kept as configured (a dead cable is not shut)."""
@@ -714,8 +760,9 @@ def watch(responder: Responder, reader: Reader, stop: Callable[[int], bool], ret
     (a hold-down, as a switch's carrier delay): the ports of a failed switch
     go down one after the other as its neighbours see them, and handled at
     once the first would be taken for a link failure. A change that is
-    whole switches failing (:func:`whole_switches_failed`) is passed on at
-    once: nothing that comes later can make it a link failure.
+    whole switches failing is passed on at once (nothing that comes later
+    can make it a link failure), and links going down that both ends
+    answered after half the hold-down (:func:`hold_needed`).
 
     The ``watching`` event is logged once every switch's poll has answered
     and the answers have settled: from then on a change is seen as it
@@ -735,14 +782,15 @@ def watch(responder: Responder, reader: Reader, stop: Callable[[int], bool], ret
     seen: dict[str, Any] | None = None
     observed: dict[str, Any] | None = None
     started = changed_at = clock()
+    needed = settle_s
     handled = 0
     watching = False
     try:
         while not stop(handled):
             pending = []
             wait = tick_s
-            if seen is not None and seen != observed:   # wake when the change has held for settle_s, not a tick later
-                wait = min(tick_s, max(0.0, settle_s - (clock() - changed_at)))
+            if seen is not None and seen != observed:   # wake when the change has held long enough, not a tick later
+                wait = min(tick_s, max(0.0, needed - (clock() - changed_at)))
             try:
                 pending.append(found.get(timeout=wait))
             except queue.Empty:
@@ -757,8 +805,8 @@ def watch(responder: Responder, reader: Reader, stop: Callable[[int], bool], ret
                 continue
             if carriers != seen:
                 seen, changed_at = copy.deepcopy(carriers), clock()
-            if seen != observed and (clock() - changed_at >= settle_s or (
-                    observed is not None and whole_switches_failed(responder.topology, observed, seen))):
+                needed = hold_needed(responder.topology, observed, seen, settle_s)
+            if seen != observed and clock() - changed_at >= needed:
                 responder.observe(seen)
                 observed = seen
                 if not watching:
