@@ -50,6 +50,7 @@ changes nothing.
 from __future__ import annotations
 
 import copy
+import queue
 import random
 import threading
 import time
@@ -749,6 +750,22 @@ def _poller(reader: Reader, switch: str, found: Any, stopped: threading.Event, r
         found.put((switch, carriers))
 
 
+def _take_answers(found: queue.Queue, wait: float, carriers: dict[str, dict[str, str] | None]) -> None:
+    """Wait up to ``wait`` seconds for a poll's answer, then put every answer
+    queued into ``carriers``; a poll that broke stops the watch, naming it."""
+    pending = []
+    try:
+        pending.append(found.get(timeout=wait))
+    except queue.Empty:
+        pass
+    while not found.empty():
+        pending.append(found.get_nowait())
+    for switch, value in pending:
+        if isinstance(value, Exception):
+            raise TransitionRunError("%s: the carrier poll broke: %r" % (switch, value))
+        carriers[switch] = value
+
+
 def watch(responder: Responder, reader: Reader, stop: Callable[[int], bool], retry_s: float = 0.5,
           tick_s: float = 0.05, settle_s: float = 0.2, clock: Callable[[], float] = time.monotonic) -> int:
     """Poll every switch (one thread each, ``reader(switch, expected)``: a
@@ -769,8 +786,6 @@ def watch(responder: Responder, reader: Reader, stop: Callable[[int], bool], ret
     happens (before, a switch whose first answer has not come cannot be
     compared). Each first answer is an SSH session's start, seconds on a
     loaded machine, so a cut just after ``ready`` waited for them."""
-    import queue
-
     names = responder.topology.switch_names()
     found: queue.Queue = queue.Queue()
     stopped = threading.Event()
@@ -787,20 +802,10 @@ def watch(responder: Responder, reader: Reader, stop: Callable[[int], bool], ret
     watching = False
     try:
         while not stop(handled):
-            pending = []
             wait = tick_s
             if seen is not None and seen != observed:   # wake when the change has held long enough, not a tick later
                 wait = min(tick_s, max(0.0, needed - (clock() - changed_at)))
-            try:
-                pending.append(found.get(timeout=wait))
-            except queue.Empty:
-                pass
-            while not found.empty():
-                pending.append(found.get_nowait())
-            for switch, value in pending:
-                if isinstance(value, Exception):
-                    raise TransitionRunError("%s: the carrier poll broke: %r" % (switch, value))
-                carriers[switch] = value
+            _take_answers(found, wait, carriers)
             if len(carriers) < len(names):
                 continue
             if carriers != seen:
