@@ -153,16 +153,20 @@ class OvsDriver(SessionPool):
         pending: dict[str, Any] = {}
         results: dict[str, tuple[Exception | None, float]] = {}
         threaded = []
-        for switch, changes, desired, current in writes:
-            session = self._session(switch)
-            if not hasattr(session, "begin"):
-                threaded.append((switch, changes, desired, current))
-                continue
-            try:
-                pending[switch] = session.begin(ovs.write_script(changes, desired, current, self.bridge(switch)),
-                                                "write", timeout=self.timeout + float(current.get("gap") or 0))
-            except EtherclusterError as exc:
-                results[switch] = (exc, round(clock() - started, 3))
+        try:
+            for switch, changes, desired, current in writes:
+                session = self._session(switch)
+                if not hasattr(session, "begin"):
+                    threaded.append((switch, changes, desired, current))
+                    continue
+                try:
+                    pending[switch] = session.begin(ovs.write_script(changes, desired, current, self.bridge(switch)),
+                                                    "write", timeout=self.timeout + float(current.get("gap") or 0))
+                except EtherclusterError as exc:
+                    results[switch] = (exc, round(clock() - started, 3))
+        except BaseException:
+            answers(pending)    # the writes sent still answer, and their sessions are free again
+            raise
         with ThreadPoolExecutor(max_workers=max(1, len(threaded))) as pool:
             futures = {item[0]: pool.submit(_attempt, self.write, item) for item in threaded}
             for switch, (_out, error, seconds) in answers(pending).items():

@@ -432,3 +432,17 @@ def test_a_parallel_push_through_write_many_writes_the_changed_switches_in_one_c
                  driver, {}, max_parallel=2)
     assert driver.calls == [["sw0", "sw1"]]           # the first call's failure stops the push
     assert fabric.writes == ["sw1"]
+
+
+def test_writes_sent_before_an_unexpected_error_are_still_answered():
+    class Broken:
+        def begin(self, script, what="script", timeout=None):
+            raise RuntimeError("a bug")
+
+    session = _KeptSw1Session(drops=0)
+    driver = tr.OvsDriver(lambda switch: session if switch == "sw1" else Broken())
+    write = _port2_down_write(driver)
+    with pytest.raises(RuntimeError, match="a bug"):
+        driver.write_many([write, ("sw2",) + write[1:]])
+    # sw1's write was sent before sw2's failed: its answer was taken (a kept shell's lock is freed there)
+    assert len(session.writes) == 1
