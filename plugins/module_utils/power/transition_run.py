@@ -178,7 +178,7 @@ class OvsDriver(SessionPool):
         for switch, (error, _seconds) in list(results.items()):
             if switch in pending and error is not None and dropped_openflow_connection(str(error)):
                 desired = next(item[2] for item in writes if item[0] == switch)
-                results[switch] = (_attempt(lambda *item: self._finish_dropped(*item), (switch, desired, error)),
+                results[switch] = (_attempt(self._finish_dropped, (switch, desired, error)),
                                    round(clock() - started, 3))
         return results
 
