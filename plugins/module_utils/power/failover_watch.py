@@ -229,10 +229,7 @@ def whole_switches_failed(topology: Topology, before: dict[str, dict[str, str] |
     failed = dead_now - dead_before
     if not failed or dead_before - dead_now:
         return False
-    status_before = link_status(topology, before)
-    for index, value in link_status(topology, now).items():
-        if status_before.get(index) == value:
-            continue
+    for index, value in _link_changes(topology, before, now).items():
         link = topology.links[index]
         if value != "down" or not {link.a.switch, link.b.switch} & failed:
             return False
@@ -251,11 +248,8 @@ def links_confirmed(topology: Topology, before: dict[str, dict[str, str] | None]
     if failed_switches(topology, now) != failed_switches(topology, before):
         return False
     ports = fabric_ports(topology)
-    status_before = link_status(topology, before)
-    changed = False
-    for index, value in link_status(topology, now).items():
-        if status_before.get(index) == value:
-            continue
+    changes = _link_changes(topology, before, now)
+    for index, value in changes.items():
         if value != "down":
             return False
         link = topology.links[index]
@@ -264,8 +258,15 @@ def links_confirmed(topology: Topology, before: dict[str, dict[str, str] | None]
             if seen.get(str(end.port)) != "down" or not any(
                     seen.get(port) == "up" for port in ports[end.switch] if port != str(end.port)):
                 return False
-        changed = True
-    return changed
+    return bool(changes)
+
+
+def _link_changes(topology: Topology, before: dict[str, dict[str, str] | None],
+                  now: dict[str, dict[str, str] | None]) -> dict[int, str]:
+    """``{link index: its status in now}`` of every link whose status
+    (:func:`link_status`) is not what it was in ``before``."""
+    status_before = link_status(topology, before)
+    return {index: value for index, value in link_status(topology, now).items() if status_before.get(index) != value}
 
 
 def hold_needed(topology: Topology, before: dict[str, dict[str, str] | None] | None,
