@@ -361,9 +361,18 @@ class CliSession:
 
     def configure(self, lines: list) -> None:
         """Send ``lines`` in configuration mode (the cliconf plugin enters
-        and leaves it, and names a refused line)."""
+        and leaves it, and names a refused line). When network_cli's own
+        read was broken by its timer (:func:`read_interrupted`), the lines
+        are sent once more on a new SSH session: they are whole statements,
+        so those already applied apply again unchanged."""
         try:
-            self._open().edit_config(candidate=list(lines))
+            try:
+                self._open().edit_config(candidate=list(lines))
+            except ConnectionError as exc:
+                if not read_interrupted(exc):
+                    raise
+                self.close()
+                self._open().edit_config(candidate=list(lines))
         except (AnsibleError, ConnectionError, OSError, ValueError) as exc:
             raise SwitchConnectionError(self._masked("%s: configuration push of %d line(s) failed: %s"
                                                      % (self.host, len(lines), exc)))
@@ -378,6 +387,21 @@ class CliSession:
         for secret in self._secrets:
             text = text.replace(secret, MASK)
         return text
+
+
+# What the persistent process answers when network_cli's wait for more output
+# after a prompt (a SIGALRM timer of persistent_buffer_read_timeout whose handler
+# raises inside paramiko's Channel.recv) lands while paramiko re-takes its buffer
+# lock: the lock's ``finally`` then releases a lock it does not hold and this
+# RuntimeError replaces the timer's exception. Seen once in 16 CLI pushes of a
+# link-off under load (CI, 2026-11-28); the SSH channel is left in an unknown state.
+NETWORK_CLI_READ_RACE = "release unlocked lock"
+
+
+def read_interrupted(exc: BaseException) -> bool:
+    """Whether a persistent connection's error is network_cli's read race
+    (:data:`NETWORK_CLI_READ_RACE`), not the switch's answer."""
+    return str(exc).strip() == NETWORK_CLI_READ_RACE
 
 
 class _RpcCall:
@@ -455,11 +479,13 @@ class PendingCommand:
                 if self._call is None:
                     self._call = self._send()
                 return to_text(self._call.result(), errors="surrogate_then_replace")
-            except (ConnectionError, OSError):
-                if not self._ended():
+            except (ConnectionError, OSError) as exc:
+                if read_interrupted(exc):
+                    self.cli.close()  # its SSH channel is in an unknown state
+                elif not self._ended():
                     raise
-                # the process ended under the call (its idle time ran out): a command only
-                # reads, so it runs once more on a new connection
+                # the process ended under the call (its idle time ran out), or network_cli's
+                # read race broke it: a command only reads, so it runs once more on a new connection
                 self._call = self._send()
                 return to_text(self._call.result(), errors="surrogate_then_replace")
         except (AnsibleError, ConnectionError, OSError, ValueError) as exc:

@@ -19,6 +19,9 @@ from ansible_collections.ethercluster.routing.plugins.plugin_utils.connections i
 )
 
 
+RACED = set()
+
+
 class Device:
     """What the cliconf plugin answers: ``get(command)``; "sleep S text"
     answers ``text`` after S seconds, "fail text" raises, "hang" closes
@@ -31,7 +34,13 @@ class Device:
             return text
         if command.startswith("fail "):
             raise ConnectionError(command[5:], code=1)
+        if command.startswith("race ") and command not in RACED:
+            RACED.add(command)  # network_cli's read race, on the first session only
+            raise ConnectionError("release unlocked lock", code=1)
         return "answer to %s" % command
+
+    def close(self):
+        """What the persistent process does on close (ends its SSH session)."""
 
 
 class Server(JsonRpcServer):
@@ -133,4 +142,67 @@ def test_a_process_that_ends_under_the_call_gets_the_command_once_more(sessions)
     session.process.stop()                                  # and is gone
     with pytest.raises(SwitchConnectionError, match="sw0: 'hang' failed: the persistent connection closed"):
         pending.result()                                    # sent again once: the new process hangs too
+    assert session.opened == 2
+
+
+class Pushed:
+    """A persistent connection's ``edit_config`` that fails with ``errors`` in turn, then takes the lines."""
+
+    def __init__(self, log, errors):
+        self.log, self.errors = log, errors
+        self.socket_path = __file__  # exists: the process is alive
+
+    def edit_config(self, candidate=None):
+        self.log.append(("edit_config", list(candidate)))
+        if self.errors:
+            raise ConnectionError(self.errors.pop(0), code=1)
+
+    def close(self):
+        self.log.append(("close",))
+
+
+class Over(CliSession):
+    """A CliSession whose persistent connections are ``connections``, in turn."""
+
+    def __init__(self, connections):
+        super().__init__(None, "sw5")
+        self.connections = connections
+
+    def _open(self):
+        if self._rpc is None:
+            self._rpc = self.connections.pop(0)
+        return self._rpc
+
+
+def _session_over(connections):
+    return Over(connections)
+
+
+def test_a_push_broken_by_network_clis_read_race_is_sent_again_on_a_new_session():
+    log = []
+    cli = _session_over([Pushed(log, ["release unlocked lock"]), Pushed(log, [])])
+    cli.configure(["interface Gi1/0/4", "switchport general pvid 12"])
+    assert log == [("edit_config", ["interface Gi1/0/4", "switchport general pvid 12"]), ("close",),
+                   ("edit_config", ["interface Gi1/0/4", "switchport general pvid 12"])]
+
+
+def test_a_refused_line_is_not_sent_again():
+    log = []
+    cli = _session_over([Pushed(log, ["sw5: line 2 refused: % Invalid input"]), Pushed(log, [])])
+    with pytest.raises(SwitchConnectionError, match="sw5: configuration push of 1 line.*line 2 refused"):
+        cli.configure(["vlan 12"])
+    assert log == [("edit_config", ["vlan 12"])]
+
+
+def test_the_race_twice_fails_naming_the_switch():
+    log = []
+    cli = _session_over([Pushed(log, ["release unlocked lock"]), Pushed(log, ["release unlocked lock"])])
+    with pytest.raises(SwitchConnectionError, match="sw5: configuration push of 1 line.*release unlocked lock"):
+        cli.configure(["vlan 12"])
+    assert [entry[0] for entry in log] == ["edit_config", "close", "edit_config"]
+
+
+def test_a_read_broken_by_network_clis_read_race_is_asked_again_on_a_new_session(sessions):
+    session = sessions[0]
+    assert session.command("race show vlan") == "answer to race show vlan"
     assert session.opened == 2
