@@ -395,6 +395,10 @@ class CliSession:
 # lock: the lock's ``finally`` then releases a lock it does not hold and this
 # RuntimeError replaces the timer's exception. Seen once in 16 CLI pushes of a
 # link-off under load (CI, 2026-11-28); the SSH channel is left in an unknown state.
+# The same timer can also leave that lock held, and the session then hangs (no
+# answer at all: ansible/ansible#47965). A buffer read timeout of 0 arms no timer
+# (the lab's CLIs use it; docs/platforms.md); this answer is retried for switches
+# that need one.
 NETWORK_CLI_READ_RACE = "release unlocked lock"
 
 

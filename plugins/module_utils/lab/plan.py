@@ -42,8 +42,11 @@ CLI_SETTINGS = "cli.json"
 CLI_MODULE = "ansible_collections.ethercluster.routing.plugins.module_utils.lab.cli_emulator"
 # network_cli's connect and command timeouts for the emulated CLIs (cli_inventory_vars)
 CLI_TIMEOUT_S = 120
-# network_cli's wait for more output after a matched prompt (its default 0.1 s), for the emulated CLIs
-CLI_BUFFER_READ_TIMEOUT_S = 0.02
+# network_cli's wait for more output after a matched prompt (its default 0.1 s), for the emulated CLIs:
+# none. The emulator writes each answer with its prompt in one write, so nothing follows a prompt;
+# and the wait is a SIGALRM timer that can fire inside paramiko's lock code and leave the channel's
+# lock held for good (a session hung for minutes, CI 2026-11-28; ansible/ansible#47965)
+CLI_BUFFER_READ_TIMEOUT_S = 0.0
 # network_os of the ansible.netcommon.network_cli inventory of a CLI switch
 CLI_NETWORK_OS = {"dell_os6": "ethercluster.routing.dell_os6", "huawei_vrp": "ethercluster.routing.huawei_vrp"}
 HOST_KEY = "ssh_host_ed25519_key"
@@ -541,8 +544,9 @@ def cli_inventory_vars(layout: dict[str, Any], sw: dict[str, Any]) -> dict[str, 
         "ansible_connect_timeout": CLI_TIMEOUT_S,
         "ansible_command_timeout": CLI_TIMEOUT_S,
         # network_cli waits this long after every prompt it matches, in case more output follows:
-        # 0.1 s by default, most of a push's time (a PVID flip is ~17 lines). The emulator writes
-        # each answer and the prompt after it in one write, so nothing follows a prompt.
+        # 0.1 s by default, most of a push's time (a PVID flip is ~17 lines), and a SIGALRM timer
+        # that can deadlock paramiko. The emulator writes each answer and the prompt after it in
+        # one write, so nothing follows a prompt: no wait, no timer.
         "ansible_buffer_read_timeout": CLI_BUFFER_READ_TIMEOUT_S,
         "ethercluster_cli_platform": sw["cli"]["platform"],
     }
