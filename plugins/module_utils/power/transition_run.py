@@ -298,17 +298,28 @@ def resume_index(before: dict[str, Data], steps: list[Data], states: dict[str, D
     entry from before or from after push step k (a push that stopped
     midway: step k runs again, the switches already done are only read)."""
     states_after = cumulative_states(before, steps)
+    judged: dict[tuple[str, int], bool] = {}
+
+    def held(switch: str, entry: Data) -> bool:
+        # a switch keeps the same entry object through every state until a step changes it:
+        # render and compare each (switch, entry) once, not once per state (a CLI switch's render
+        # is a template, a parse and a pipeline: a 4x4 torus' 20 steps took ~100 s under load)
+        key = (switch, id(entry))
+        if key not in judged:
+            judged[key] = holds(states[switch], entry, switch)
+        return judged[key]
+
     for index in range(len(steps), -1, -1):
         if index and (steps[index - 1]["kind"] not in ("push", "drain")
                       or not steps[index - 1].get("switches")):
             continue
         entries = states_after[index]
-        if not differing(states, entries):
+        new = [held(switch, entries[switch]) for switch in entries]
+        if all(new):
             return index
         if index:
             previous = states_after[index - 1]
-            new = [holds(states[switch], entries[switch], switch) for switch in entries]
-            old = [holds(states[switch], previous[switch], switch) for switch in entries]
+            old = [held(switch, previous[switch]) for switch in entries]
             # some switch already took step k, the others hold what they held before it
             if all(a or b for a, b in zip(new, old)) and not all(old):
                 return index - 1

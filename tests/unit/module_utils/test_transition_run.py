@@ -446,3 +446,31 @@ def test_writes_sent_before_an_unexpected_error_are_still_answered():
         driver.write_many([write, ("sw2",) + write[1:]])
     # sw1's write was sent before sw2's failed: its answer was taken (a kept shell's lock is freed there)
     assert len(session.writes) == 1
+
+
+def test_resume_index_judges_each_switch_entry_once_and_finds_every_stage(fabric, monkeypatch):
+    transition = hand_planner(RING, "off", LINK)
+    before, steps = transition.before["switches"], transition.steps
+    states = {switch: fabric.read(switch) for switch in before}
+    judged = []
+    real_holds = tr.holds
+
+    def counting_holds(state, entry, switch):
+        judged.append((switch, id(entry)))
+        return real_holds(state, entry, switch)
+
+    monkeypatch.setattr(tr, "holds", counting_holds)
+    assert tr.resume_index(before, steps, states) == 0
+    # one render and compare per (switch, entry): the states share entries (3 switches, each
+    # with its entry before, after step 1 and, for the link's ends, after step 3)
+    assert len(judged) == len(set(judged)) <= 3 + 3 + 2
+    # the stages it tells apart are unchanged: after step 1, inside step 3, after step 3
+    routed = steps[0]["switches"]
+    after_one = {switch: ovs.render(routed[switch], switch) for switch in routed}
+    assert tr.resume_index(before, steps, after_one) == 1
+    shut = steps[2]["switches"]
+    first = next(iter(shut))
+    half = dict(after_one, **{first: ovs.render(shut[first], first)})
+    assert tr.resume_index(before, steps, half) == 2
+    done = dict(half, **{switch: ovs.render(entry, switch) for switch, entry in shut.items()})
+    assert tr.resume_index(before, steps, done) == 3
