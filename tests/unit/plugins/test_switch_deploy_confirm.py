@@ -1,9 +1,10 @@
 """switch_deploy's commit-confirm (roles/switch_deploy/tasks/confirm.yml)
 decides from the switch's answer alone: the rollback is cancelled only when
-a new session shows it still armed; an empty answer, which network_cli
-returns when the session closes before the switch says anything (a switch
-refusing new sessions), is "not reached again", never "the rollback already
-fired" (a CI run of the VRP fault test got that wrong message once).
+a new session shows it still armed; an empty or null answer (cli_command
+returns null when network_cli's read meets the end of the session, as with
+a switch that ends new sessions at once) is "not reached again", never "the
+rollback already fired" (CI runs of the VRP fault test got that wrong
+message twice).
 
 ansible.netcommon's cli_command is replaced by a stand-in collection placed
 first on the collections path: it answers every command with the text the
@@ -28,7 +29,7 @@ class ActionModule(ActionBase):
         answer = task_vars.get("fake_cli_answer", "")
         with open(task_vars["fake_cli_log"], "a", encoding="utf-8") as handle:
             handle.write(self._task.args["command"] + "\\n")
-        result.update(changed=False, stdout=answer, stdout_lines=answer.splitlines())
+        result.update(changed=False, stdout=answer, stdout_lines=(answer or "").splitlines())
         return result
 '''
 
@@ -73,8 +74,10 @@ def confirm(ansible_cli, tmp_path):
     return run
 
 
-def test_an_empty_answer_is_not_reached_again_and_nothing_is_cancelled(confirm):
-    rc, output, commands = confirm("", timeout=10)
+@pytest.mark.parametrize("answer", ["", None], ids=["empty", "null"])
+def test_an_empty_answer_is_not_reached_again_and_nothing_is_cancelled(confirm, answer):
+    # null: what cli_command returns when network_cli's read met the end of the session (CI, twice)
+    rc, output, commands = confirm(answer, timeout=10)
     assert rc != 0
     assert "switch sw3: pushed, but not reached again within 10 s (the session closed without an answer)" in output
     assert "its trial run ended" not in output
