@@ -20,6 +20,9 @@ description:
     only the needed lines, shows them in check mode and changes nothing on a second run.
   - C(edit_config) sends the lines in global configuration mode (C(configure) ... C(end)); saving
     (C(copy running-config startup-config), answered C(y)) is a separate M(ansible.netcommon.cli_command).
+  - A command whose session the switch ended before its prompt came back (network_cli then answers the text
+    C(None), without an error) fails with a connection error naming the command, and the session is closed, so
+    the next command opens a new one.
 version_added: 0.1.0
 """
 
@@ -35,6 +38,7 @@ from ansible_collections.ansible.netcommon.plugins.plugin_utils.cliconf_base imp
     CliconfBase,
     enable_mode,
 )
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.cli_answers import answered
 
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
@@ -174,6 +178,15 @@ class Cliconf(CliconfBase):
         if response is None or response == "None" or (shell is not None and (
                 getattr(shell, "closed", False) or getattr(shell, "eof_received", False))):
             raise AnsibleConnectionFailure("the switch ended the session before answering")
+
+    def send_command(self, command=None, prompt=None, answer=None, sendonly=False, newline=True,
+                     prompt_retry_check=False, check_all=False, strip_prompt=True):
+        # network_cli answers the text "None" when the switch ended the session before its
+        # prompt came back: that is an error here, not output (plugin_utils/cli_answers.py)
+        response = super().send_command(command=command, prompt=prompt, answer=answer, sendonly=sendonly,
+                                         newline=newline, prompt_retry_check=prompt_retry_check,
+                                         check_all=check_all, strip_prompt=strip_prompt)
+        return response if sendonly else answered(self._connection, command, response)
 
     def get(self, command=None, prompt=None, answer=None, sendonly=False, newline=True,
             output=None, check_all=False):

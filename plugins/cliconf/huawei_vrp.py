@@ -20,6 +20,9 @@ description:
     alone.
   - C(edit_config) sends the lines in the system view (C(system-view) ... C(return)); saving (C(save), answered
     C(y)) is a separate M(ansible.netcommon.cli_command).
+  - A command whose session the switch ended before its prompt came back (network_cli then answers the text
+    C(None), without an error) fails with a connection error naming the command, and the session is closed, so
+    the next command opens a new one.
   - Tested against the collection's lab, which emulates a VRP (S5700, V200R010) CLI (docs/lab.md), not against a real
     VRP switch.
 version_added: 0.1.0

@@ -17,6 +17,9 @@ description:
     C(/bin/sh), turns terminal echo off and sets its own prompt.
   - C(get) sends one command (it may span lines, as a here-document does) and returns its output. The exit status
     is not checked here; the collection's C(ShellSession) prints it after each script and reads it.
+  - A command whose session the switch ended before its prompt came back (network_cli then answers the text
+    C(None), without an error) fails with a connection error naming the command, and the session is closed, so
+    the next command opens a new one.
   - There is no configuration mode; C(edit_config) and C(get_config) are refused.
 version_added: 0.1.0
 """
@@ -24,6 +27,7 @@ version_added: 0.1.0
 import json
 
 from ansible_collections.ansible.netcommon.plugins.plugin_utils.cliconf_base import CliconfBase
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.cli_answers import answered
 
 NETWORK_OS = "ethercluster.routing.posix_shell"
 
@@ -45,7 +49,9 @@ class Cliconf(CliconfBase):
         # a shell asks nothing back (no prompt/answer pairs) and has one output format
         if not command or prompt or answer or output:
             raise ValueError("posix_shell: get takes a command, without prompt, answer or output")
-        return self.send_command(command=command, sendonly=sendonly, newline=newline)
+        response = self.send_command(command=command, sendonly=sendonly, newline=newline)
+        # the text "None" when the shell ended before its prompt came back (plugin_utils/cli_answers.py)
+        return response if sendonly else answered(self._connection, command, response)
 
     def get_capabilities(self):
         result = super().get_capabilities()
