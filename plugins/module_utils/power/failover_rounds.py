@@ -62,7 +62,7 @@ from .failover import Failure
 from .failover_run import _failed_ports, _prove_recovered, urgent_cut
 from .transition_phases import Transition
 from .transition_planner import _working_topology
-from .transition_proof import TransitionError, _check_state, _check_window, _Proof
+from .transition_proof import TransitionError, _check_recovered, _check_state, _check_window, _Proof
 
 Data = dict[str, Any]
 Entries = dict[str, Data]
@@ -81,42 +81,85 @@ def _proof(topology: Topology, failure: Failure, restore: bool = False) -> _Proo
 
 
 def _passes(topology: Topology, failure: Failure, before: Data, entries: Entries, so_far: _Proof,
-            restore: bool) -> bool:
+            restore: bool, delivered: bool = False) -> bool:
     """Whether the round writing ``entries`` from ``before`` passes its window
-    with the dependencies of the rounds before it (``so_far``, left as it is)."""
+    with the dependencies of the rounds before it (``so_far``, left as it is);
+    ``delivered``: and no frame of a surviving pair is sent into the failure
+    in any of its mixes (a round after every pair delivers again)."""
     scratch = _proof(topology, failure, restore)
     scratch.dependencies = so_far.dependencies.copy()
     try:
-        _check_window(scratch, before, dict(before, switches=dict(before["switches"], **entries)), "round",
-                      atomic=True)
+        _round_window(scratch, before, dict(before, switches=dict(before["switches"], **entries)), "round",
+                      delivered)
     except TransitionError:
         return False
     return True
 
 
+def _round_window(proof: _Proof, before: Data, after: Data, what: str, delivered: bool) -> None:
+    """The window of one round (atomic writes); ``delivered``: strict about
+    the failure too (:func:`_passes`). Raises TransitionError."""
+    proof.explorer.dead_strict = delivered
+    try:
+        _check_window(proof, before, after, what, atomic=True)
+    finally:
+        proof.explorer.dead_strict = False
+
+
 def _greedy(topology: Topology, failure: Failure, before: Data, install: Entries, flips: Entries,
-            order: list[str], restore: bool = False) -> list[Entries] | None:
-    """The rounds' entries (module doc), or None when stuck. ``install``:
-    the entries the first round writes besides its flips (the backup bank
-    on every switch, or nothing: each flip then installs its own switch's)."""
+            order: list[str], restore: bool = False, then: Iterable[str] = ()) -> tuple[list[Entries], int] | None:
+    """The rounds' entries (module doc) and how many of them flip the
+    switches of ``order`` (the urgent ones); the switches of ``then`` follow
+    in rounds of their own. None when stuck. ``install``: the entries the
+    first round writes besides its flips (the backup bank on every switch,
+    or nothing: each flip then installs its own switch's)."""
     rounds: list[Entries] = []
     so_far = _proof(topology, failure, restore)
-    current, left = before, list(order)
+    current = before
     base: Entries = dict(install)
-    while left:
-        chosen: Entries = dict(base)
-        for switch in list(left):
-            trial = dict(chosen, **{switch: flips[switch]})
-            if _passes(topology, failure, current, trial, so_far, restore):
-                chosen = trial
-                left.remove(switch)
-        if chosen == base and base == {}:
-            return None
-        following = dict(current, switches=dict(current["switches"], **chosen))
-        _check_window(so_far, current, following, "round %d" % (len(rounds) + 1), atomic=True)
-        rounds.append(chosen)
-        current, base = following, {}
-    return rounds
+    urgent = 0
+    for part in (list(order), list(then)):
+        left = part
+        delivered = bool(rounds) and not restore     # every pair delivers already: it must go on doing so
+        while left:
+            chosen: Entries = dict(base)
+            for switch in list(left):
+                trial = dict(chosen, **{switch: flips[switch]})
+                if _passes(topology, failure, current, trial, so_far, restore, delivered):
+                    chosen = trial
+                    left.remove(switch)
+            if chosen == base and base == {}:
+                return None
+            following = dict(current, switches=dict(current["switches"], **chosen))
+            _round_window(so_far, current, following, "round %d" % (len(rounds) + 1), delivered)
+            rounds.append(chosen)
+            current, base = following, {}
+        if not urgent:
+            urgent = len(rounds)
+    return rounds, urgent
+
+
+def _delivering(topology: Topology, failure: Failure, start: Data, install: Entries, flips: Entries) -> list[str]:
+    """The switches of ``flips`` (in its order) whose flips alone, after
+    ``install``, deliver every surviving pair around the failure: each
+    flip whose absence changes nothing for delivery is left out, one at a
+    time. The others (their entries change too, for frames no surviving
+    pair sends now or for balance) can wait until every pair delivers."""
+    work = _working_topology(topology)
+    dead = [(switch, port) for switch, ports in _failed_ports(work, failure).items() for port in ports]
+    absent = [failure.switch] if failure.switch is not None else []
+    entries = dict(start["switches"], **install)
+    needed = list(flips)
+    for switch in reversed(list(flips)):
+        trial = [name for name in needed if name != switch]
+        proof = _Proof(work, "failover", failure.name, absent=absent, dead_ports=dead)
+        try:
+            _check_recovered(proof, dict(start, switches=dict(entries, **{name: flips[name] for name in trial})),
+                             "without flipping %s" % switch)
+        except TransitionError:
+            continue
+        needed = trial
+    return needed
 
 
 def in_rounds(topology: Topology, failure: Failure, transition: Transition, first: Iterable[str],
@@ -144,16 +187,23 @@ def in_rounds(topology: Topology, failure: Failure, transition: Transition, firs
     tried = []
     # when every install is needed the lean rounds are the others: build them once
     for lean in (True, False) if needed != install else (False,):
-        rounds = _greedy(topology, failure, start, needed if lean else install, flips, list(flips), restore)
-        if rounds is None:
-            tried.append("no round can be proven from a state the greedy rounds reached")
-            continue
-        new_steps, originals = _round_steps(transition, rounds, flips, install, (lead, cut), lean)
-        try:
-            return _proven(topology, failure, transition, new_steps, (lead, len(rounds)), originals, first,
-                           started, restore)
-        except TransitionError as exc:
-            tried.append(str(exc))
+        written = needed if lean else install
+        # a failover's urgent rounds flip only the switches every surviving pair needs; a
+        # restore's windows must deliver every pair anyway, so all its flips are urgent
+        order = list(flips) if restore else _delivering(topology, failure, start, written, flips)
+        for urgent_order in dict.fromkeys([tuple(order), tuple(flips)]):
+            built = _greedy(topology, failure, start, written, flips, list(urgent_order), restore,
+                            [name for name in flips if name not in urgent_order])
+            if built is None:
+                tried.append("no round can be proven from a state the greedy rounds reached")
+                continue
+            rounds, urgent = built
+            new_steps, originals = _round_steps(transition, rounds, urgent, flips, install, (lead, cut), lean)
+            try:
+                return _proven(topology, failure, transition, new_steps, (lead, urgent, len(rounds)), originals,
+                               first, started, restore)
+            except TransitionError as exc:
+                tried.append(str(exc))
     raise TransitionError("%s: %s" % (failure.name, "; ".join(dict.fromkeys(tried))))
 
 
@@ -176,17 +226,19 @@ def _adds_only_vlans(before: Data, installed: Data) -> bool:
     return restricted == before
 
 
-def _round_steps(transition: Transition, rounds: list[Entries], flips: Entries, install: Entries,
+def _round_steps(transition: Transition, rounds: list[Entries], urgent: int, flips: Entries, install: Entries,
                  lead_cut: tuple[int, int], lean: bool) -> tuple[list[Data], list[int]]:
-    """The steps of a move in ``rounds`` and, per step, the step of
-    ``transition`` whose link states it has: the carrier waits, the rounds,
-    (``lean``: the backup bank's install on the switches no round wrote),
-    then the steps after ``cut``."""
+    """The steps of a move in ``rounds`` (the first ``urgent`` of them make
+    every pair deliver) and, per step, the step of ``transition`` whose link
+    states it has: the carrier waits, the urgent rounds, (``lean``: the
+    backup bank's install on the switches no round writes), the other
+    rounds, then the steps after ``cut``."""
     lead, cut = lead_cut
     steps = transition.steps
     bank = transition.banks[-1]
     new_steps: list[Data] = [dict(step) for step in steps[:lead]]
     originals = [step["index"] for step in steps[:lead]]
+    made: list[Data] = []
     for position, entries in enumerate(rounds, 1):
         flipped = [name for name in flips if name in entries and entries[name] == flips[name]]     # not installs
         if lean:
@@ -196,18 +248,22 @@ def _round_steps(transition: Transition, rounds: list[Entries], flips: Entries, 
         else:
             name = "round %d: %sflip %s to bank %s" % (
                 position, "install bank %s, " % bank if position == 1 else "", ", ".join(flipped), bank)
-        new_steps.append({"index": lead + position, "kind": "push", "parallel": True, "switches": entries,
-                          "round": position, "name": name,
-                          "why": "one parallel push whose window (any of its switches old or new, each frame "
-                                 "handled wholly by one of its states) was simulated"})
-        originals.append(lead + 1)
+        if position > urgent:
+            name += " (every pair delivers already)"
+        step: Data = {"kind": "push", "parallel": True, "switches": entries, "name": name,
+                      "why": "one parallel push whose window (any of its switches old or new, each frame "
+                             "handled wholly by one of its states) was simulated",
+                      "round" if position <= urgent else "after_recovery": position}
+        made.append(step)
     written = {name for entries in rounds for name in entries}
     rest = {name: entry for name, entry in install.items()
             if name not in written and entry != transition.before["switches"].get(name)}
     if lean and rest:
-        new_steps.append({"index": len(new_steps) + 1, "kind": "push", "parallel": True, "switches": rest,
-                          "name": "install bank %s on %s" % (bank, ", ".join(rest)),
-                          "why": "the switches the rounds did not write get the bank their flips need"})
+        made.insert(urgent, {"kind": "push", "parallel": True, "switches": rest,
+                             "name": "install bank %s on %s" % (bank, ", ".join(rest)),
+                             "why": "the switches the rounds do not write get the bank their flips need"})
+    for step in made:
+        new_steps.append(dict(step, index=len(new_steps) + 1))
         originals.append(lead + 1)
     for step in steps[cut:]:
         new_steps.append(dict(step, index=len(new_steps) + 1))
@@ -225,13 +281,14 @@ def _links_at(transition: Transition, step: int) -> Any:
 
 
 def _proven(topology: Topology, failure: Failure, transition: Transition, steps: list[Data],
-            lead_rounds: tuple[int, int], originals: list[int], first: list[str], started: float,
+            lead_rounds: tuple[int, int, int], originals: list[int], first: list[str], started: float,
             restore: bool) -> Transition:
     """The transition with ``steps`` (``lead_rounds``: how many carrier waits
-    come first, how many rounds follow; ``originals``: per step, the step
+    come first, how many urgent rounds follow, how many rounds in all;
+    ``originals``: per step, the step
     of ``transition`` whose link states it has), every window proven on one
     dependency graph."""
-    lead, rounds = lead_rounds
+    lead, rounds, every_round = lead_rounds
     proof = _proof(topology, failure, restore)
     current = transition.before
     _check_state(proof, current, "the fabric before the %s for %s" % (
@@ -240,10 +297,13 @@ def _proven(topology: Topology, failure: Failure, transition: Transition, steps:
     for step, original in zip(steps, originals):
         if step["kind"] not in ("push", "drain") or not step.get("switches"):
             continue
-        is_round = lead < step["index"] <= lead + rounds
         following = dict(current, switches=dict(current["switches"], **step["switches"]),
                          links=_links_at(transition, original))
-        _check_window(proof, current, following, "step %d (%s)" % (step["index"], step["name"]), atomic=is_round)
+        what = "step %d (%s)" % (step["index"], step["name"])
+        if step.get("round") or step.get("after_recovery"):
+            _round_window(proof, current, following, what, bool(step.get("after_recovery")))
+        else:
+            _check_window(proof, current, following, what)
         states.append({"step": step["index"], "intent": following})
         current = following
     if current["switches"] != transition.after["switches"] or not proof.acyclic():
@@ -252,6 +312,7 @@ def _proven(topology: Topology, failure: Failure, transition: Transition, steps:
                       dict(transition.proof), states, list(transition.banks))
     made.proof.update(windows=proof.windows, states=len(states), walks=proof.walks, simulated_states=proof.nodes,
                       dependency_edges=proof.dependencies.number_of_edges(), acyclic=True, rounds=rounds,
+                      rounds_after_recovery=every_round - rounds,
                       seconds=round(time.perf_counter() - started + transition.proof.get("seconds", 0), 3))
     if not restore:
         _prove_recovered(_working_topology(topology), failure, made, first,

@@ -86,6 +86,16 @@ def test_every_mix_inside_a_round_is_clean_and_the_last_round_delivers_every_pai
     assert _bad_pairs(state, failure, lost_ok=False) == []
     assert rounded.after == transition.after and rounded.proof["acyclic"]
     assert rounded.proof["recovered_after_step"] == rounds
+    # the rounds after recovery flip the other changing switches: no mix of theirs loses a pair again
+    later = [step for step in rounded.steps if step.get("after_recovery")]
+    assert later and rounded.proof["rounds_after_recovery"] == len(later)
+    for step in rounded.steps[rounds:rounds + 1 + len(later)]:
+        names = sorted(step["switches"])
+        for _attempt in range(12 if step.get("after_recovery") else 0):
+            chosen = rng.sample(names, rng.randint(0, len(names)))
+            assert _bad_pairs(_mix(state, step["switches"], chosen), failure, lost_ok=False) == [], \
+                (step["name"], chosen)
+        state = _mix(state, step["switches"], names)
 
 
 def _undelivered(intent):
@@ -131,18 +141,26 @@ def test_the_rounds_write_only_the_switches_they_flip_and_those_whose_old_bank_t
     rounds = rounded.proof["rounds"]
     install = transition.steps[0]["switches"]
     before = transition.before["switches"]
+    flips = {name: entry for step in transition.steps[1:failover_run.urgent_cut(transition, changing(transition))]
+             for name, entry in step["switches"].items()}
+    rounds_of = [step for step in rounded.steps if step.get("round") or step.get("after_recovery")]
     flipped = {name for step in rounded.steps[:rounds] for name in step["switches"]
-               if name in changing(transition)}
+               if step["switches"][name] == flips[name]}
     written = {name for step in rounded.steps[:rounds] for name in step["switches"]}
     completed = written - flipped
-    # sw5:4 on the 4x4 torus: 8 switches in round 1 where installing everywhere wrote 16
+    # sw5:4 on the 4x4 torus: 6 switches in round 1 where installing everywhere wrote 16
     assert len(rounded.steps[0]["switches"]) < len(TORUS.switch_names())
-    assert set(changing(transition)) <= flipped
     assert all(not failover_rounds._adds_only_vlans(before[name], install[name]) for name in completed)
-    # the others get the backup bank after the rounds, before their own flips
+    # the urgent rounds flip only what delivery needs: the other changing switches flip in rounds after
+    # them, off the urgent path, and every changing switch holds its backup entry at the end
+    later = {name for step in rounds_of[rounds:] for name in step["switches"] if step["switches"][name] == flips[name]}
+    assert flipped and later and not flipped & later and set(changing(transition)) <= flipped | later
+    assert all(step["after_recovery"] and not step.get("round") for step in rounds_of[rounds:])
+    # the switches no round writes get the backup bank right after the urgent rounds
     rest = rounded.steps[rounds]
+    every_written = {name for step in rounds_of for name in step["switches"]}
     assert rest["name"].startswith("install bank B on ") and not rest.get("round")
-    assert set(rest["switches"]) == {name for name in install if name not in written}
+    assert set(rest["switches"]) == {name for name in install if name not in every_written}
     assert all(rest["switches"][name] == install[name] for name in rest["switches"])
     assert failover_run.urgent_cut(rounded, changing(transition)) == rounds
 
