@@ -12,7 +12,8 @@ torus), later up again; --repeat N times. Prints, per failure, the time from
 the cut to the responder's detection and to the end of its urgent pushes,
 the recovery measured from the probes (the send time of the last datagram
 lost after the cut, over every pair not attached to a failed switch), the
-datagrams lost, and the losses of each return to the base routing.
+datagrams lost, the pairs that delivered again last, and the losses of each
+return to the base routing.
 Usage: benchmarks/failover_watch_lab.py [--torus] [--switch] [--repeat N] [--interval-ms 10]
 [--broadcast contained]"""
 
@@ -124,7 +125,8 @@ def run(args):
         summary = probes.stop(info["layout"], windows=windows, margin_s=0.0)
         for row, cut, back in zip(rows, summary["windows"][::2], summary["windows"][1::2]):
             row.update(recovered_s=cut["last_lost_s"], lost=cut["lost"], lost_own_hosts=cut.get("excluded", 0),
-                       lost_back=back["lost"], lost_back_pairs=back["pairs"], last_lost_back_s=back["last_lost_s"])
+                       lost_back=back["lost"], lost_back_pairs=back["pairs"], last_lost_back_s=back["last_lost_s"],
+                       last_pairs=sorted((cut.get("pairs_last_lost_s") or {}).items(), key=lambda item: -item[1])[:6])
         print(json.dumps({"ready": ready, "rows": rows, "totals": summary["totals"],
                           "outside": summary["outside"]}, indent=1, default=str))
     finally:

@@ -572,7 +572,8 @@ def _count_in_window(windows: list[dict[str, Any]], when: float, margin_s: float
     does. A pair with a host of the window's ``exclude_hosts`` (a failed
     switch's own hosts, which nothing can reach) is counted apart
     (``excluded``). ``last_lost_s``: the send time of the window's last lost
-    datagram after its start, the time its pairs took to deliver again."""
+    datagram after its start, the time its pairs took to deliver again
+    (``pairs_last_lost_s``: the same per pair)."""
     for window in windows:
         if window["start"] - margin_s <= when <= window["end"] + margin_s:
             if {source, target} & set(window.get("exclude_hosts") or ()):
@@ -584,6 +585,8 @@ def _count_in_window(windows: list[dict[str, Any]], when: float, margin_s: float
             since = round(when - window["start"], 3)
             if window["last_lost_s"] is None or since > window["last_lost_s"]:
                 window["last_lost_s"] = since
+            last = window.setdefault("pairs_last_lost_s", {})
+            last[key] = max(last.get(key, since), since)
             return True
     return False
 

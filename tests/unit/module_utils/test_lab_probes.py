@@ -169,7 +169,8 @@ def test_start_names_an_agent_that_never_gets_ready(loopback_lab, monkeypatch):
 
 def test_a_window_says_when_its_last_datagram_was_lost_and_counts_a_failed_switchs_hosts_apart():
     results = {
-        "a": record("a", 0, 100, {"b": [[0, 99]], "c": [[0, 99]]}),
+        # a lost 42-43 from b
+        "a": record("a", 0, 100, {"b": [[0, 41], [44, 99]], "c": [[0, 99]]}),
         # b lost 40-44 and 47 from a; c (a failed switch's host) nothing from a after 39
         "b": record("b", 1, 100, {"a": [[0, 39], [45, 46], [48, 99]], "c": [[0, 99]]}),
         "c": record("c", 2, 100, {"a": [[0, 39]], "b": [[0, 99]]}),
@@ -177,8 +178,10 @@ def test_a_window_says_when_its_last_datagram_was_lost_and_counts_a_failed_switc
     window = {"name": "cut", "start": 1000.4, "end": 1001.0, "exclude_hosts": ["c"]}
     summary = probes.summarise(results, windows=[window], margin_s=0.0)
     cut = summary["windows"][0]
-    assert cut["lost"] == 6 and cut["pairs"] == {"a->b": 6} and cut["excluded"] == 60
+    assert cut["lost"] == 8 and cut["pairs"] == {"a->b": 6, "b->a": 2} and cut["excluded"] == 60
     assert cut["last_lost_s"] == pytest.approx(0.07)          # datagram 47, sent 70 ms after the cut
+    # per pair: which pairs took longest to deliver again
+    assert cut["pairs_last_lost_s"] == {"a->b": pytest.approx(0.07), "b->a": pytest.approx(0.03)}
     assert summary["outside"] == 0
     quiet = probes.summarise(results, windows=[{"name": "q", "start": 1000.0, "end": 1000.3}], margin_s=0.0)
     assert quiet["windows"][0]["last_lost_s"] is None
