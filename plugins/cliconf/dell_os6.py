@@ -38,7 +38,7 @@ from ansible_collections.ansible.netcommon.plugins.plugin_utils.cliconf_base imp
     CliconfBase,
     enable_mode,
 )
-from ansible_collections.ethercluster.routing.plugins.plugin_utils.cli_answers import answered
+from ansible_collections.ethercluster.routing.plugins.plugin_utils.cli_answers import SessionEnded, answered
 
 try:
     from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
@@ -151,33 +151,27 @@ class Cliconf(CliconfBase):
         requests, results = [], []
         failure = None
         self.send_command(self.CONFIG_ENTER)
+        ended = False
         for number, line in enumerate(lines, 1):
             try:
                 results.append(self.send_command(**line))
-                self._check_session(results[-1])
             except (AnsibleConnectionFailure, OSError) as exc:  # OSError: paramiko's "Socket is closed"
+                ended = isinstance(exc, (SessionEnded, OSError))
                 failure = AnsibleConnectionFailure(
                     "line %d of %d (%r) failed: %s; the %d line(s) before it were taken, none after it was sent"
-                    % (number, len(lines), line["command"], _answer(exc), number - 1))
+                    % (number, len(lines), line["command"], SessionEnded.short if isinstance(exc, SessionEnded)
+                       else _answer(exc), number - 1))
                 break
             requests.append(line["command"])
-        try:
-            self.send_command(self.CONFIG_EXIT)
-        except (AnsibleConnectionFailure, OSError):
-            if failure is None:
-                raise
+        if not ended:       # a session the switch ended has no configuration mode left to leave
+            try:
+                self.send_command(self.CONFIG_EXIT)
+            except (AnsibleConnectionFailure, OSError):
+                if failure is None:
+                    raise
         if failure is not None:
             raise failure
         return {"request": requests, "response": results}
-
-    def _check_session(self, response):
-        """Raise when the switch ended the session (the line's answer was cut
-        off: network_cli returns no response, which it hands on as the text
-        ``None``, when the channel closes before the prompt)."""
-        shell = getattr(self._connection, "_ssh_shell", None)
-        if response is None or response == "None" or (shell is not None and (
-                getattr(shell, "closed", False) or getattr(shell, "eof_received", False))):
-            raise AnsibleConnectionFailure("the switch ended the session before answering")
 
     def send_command(self, command=None, prompt=None, answer=None, sendonly=False, newline=True,
                      prompt_retry_check=False, check_all=False, strip_prompt=True):

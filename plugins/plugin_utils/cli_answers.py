@@ -22,6 +22,13 @@ from typing import Any
 from ansible.errors import AnsibleConnectionFailure
 
 
+class SessionEnded(AnsibleConnectionFailure):
+    """The switch ended the session before it answered a command; ``short``
+    says so without the command (for a message that names it already)."""
+
+    short = "the switch ended the session before answering"
+
+
 def session_ended(connection: Any) -> bool:
     """Whether ``connection``'s (``network_cli``'s) shell channel has met its
     end: the switch sent EOF or closed it. False for a connection without
@@ -32,7 +39,8 @@ def session_ended(connection: Any) -> bool:
 
 def answered(connection: Any, command: Any, response: Any) -> Any:
     """``response`` to ``command``, or AnsibleConnectionFailure when the
-    session had ended before the switch answered (module doc); the dead
+    session had ended before the switch answered (module doc), as
+    :class:`SessionEnded`; the dead
     session is closed first (``network_cli`` opens a new one for the next
     command)."""
     if not session_ended(connection):
@@ -42,5 +50,5 @@ def answered(connection: Any, command: Any, response: Any) -> Any:
     except Exception:  # pylint: disable=broad-except  # closing what is already gone may fail any way: the error below says why
         pass
     text = command.decode("utf-8", "replace") if isinstance(command, bytes) else str(command)
-    raise AnsibleConnectionFailure("the switch ended the session before it answered %r (no prompt came back; "
-                                   "the next command opens a new session)" % text.strip())
+    raise SessionEnded("%s %r (no prompt came back; the next command opens a new session)"
+                       % (SessionEnded.short, text.strip()))

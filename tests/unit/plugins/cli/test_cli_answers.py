@@ -3,7 +3,9 @@ the real ``network_cli`` ``send`` over a paramiko channel that met EOF
 returns the text "None"; the collection's cliconf plugins (dell_os6,
 huawei_vrp, posix_shell) raise a connection error naming the command
 instead and close the dead session, while an answer with its prompt
-passes through unchanged.
+passes through unchanged; a push (edit_config) cut off that way names its
+line and does not try to leave the configuration mode of a session that is
+gone.
 
 The plugins are loaded by Ansible's plugin loader, as network_cli loads
 them, in a Python process of their own: the loader installs Ansible's
@@ -78,6 +80,8 @@ for case in json.loads(sys.stdin.read()):
     try:
         if case["call"] == "send":
             result["answer"] = connection.send(case["command"].encode())
+        elif case["call"] == "edit_config":
+            result["answer"] = connection.cliconf.edit_config(candidate=case["command"])
         elif case["call"] == "run_commands":
             result["answer"] = connection.cliconf.run_commands([case["command"]])
         else:
@@ -127,7 +131,7 @@ def test_an_ended_session_is_an_error_naming_the_command_and_is_closed(results, 
     _network_os, _call, command = ENDED[position]
     result = results[1 + position]
     assert "answer" not in result
-    assert result["error"].startswith("the switch ended the session before it answered '%s'" % command)
+    assert result["error"].startswith("the switch ended the session before answering '%s'" % command)
     assert result["sent"] == [command + "\r"]
     # closed: network_cli opens a new session for the next command
     assert not result["connected"] and not result["shell_open"]
@@ -138,3 +142,14 @@ def test_an_answer_with_its_prompt_passes_through(results, position):
     result = results[1 + len(ENDED) + position]
     assert result.get("answer") == ANSWERED[position][2], result
     assert result["connected"] and result["shell_open"]
+
+
+def test_a_push_the_switch_cut_off_names_its_line_and_sends_nothing_more():
+    lines = ["vlan batch 10", "stp disable", "interface GigabitEthernet0/0/1"]
+    [result] = run([{"network_os": "ethercluster.routing.huawei_vrp", "call": "edit_config",
+                     "command": "\n".join(lines), "replies": ["system-view\r\n[sw0]", "vlan batch 10\r\n[sw0]"]}])
+    assert result["error"] == ("line 2 of 3 ('stp disable') failed: the switch ended the session before answering; "
+                               "the 1 line(s) before it were taken, none after it was sent")
+    # no "return" on a new session: the configuration mode went with the old one
+    assert result["sent"] == ["system-view\r", "vlan batch 10\r", "stp disable\r"]
+    assert not result["connected"]
