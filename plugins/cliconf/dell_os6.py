@@ -178,8 +178,8 @@ class Cliconf(CliconfBase):
         # network_cli answers the text "None" when the switch ended the session before its
         # prompt came back: that is an error here, not output (plugin_utils/cli_answers.py)
         response = super().send_command(command=command, prompt=prompt, answer=answer, sendonly=sendonly,
-                                         newline=newline, prompt_retry_check=prompt_retry_check,
-                                         check_all=check_all, strip_prompt=strip_prompt)
+                                        newline=newline, prompt_retry_check=prompt_retry_check,
+                                        check_all=check_all, strip_prompt=strip_prompt)
         return response if sendonly else answered(self._connection, command, response)
 
     def get(self, command=None, prompt=None, answer=None, sendonly=False, newline=True,

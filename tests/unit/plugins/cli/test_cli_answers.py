@@ -116,7 +116,7 @@ ANSWERED = [("ethercluster.routing.dell_os6", "show reload\r\nNo reload is sched
 def results():
     cases = [{"network_os": "ethercluster.routing.dell_os6", "call": "send", "command": "show reload", "replies": []}]
     cases += [{"network_os": os, "call": call, "command": command, "replies": []} for os, call, command in ENDED]
-    cases += [{"network_os": os, "call": "get", "command": reply.split("\r\n")[0], "replies": [reply]}
+    cases += [{"network_os": os, "call": "get", "command": reply.split("\r\n", maxsplit=1)[0], "replies": [reply]}
               for os, reply, _output in ANSWERED]
     return run(cases)
 
