@@ -44,6 +44,14 @@ failure after the last round. When the greedy rounds get stuck (no switch
 can flip alone from the state they reached), the planned
 one-switch-at-a-time flips are kept.
 
+Not every changing switch is needed for the surviving pairs to deliver
+again (:func:`_delivering`: each flip whose absence still lets every
+surviving pair be delivered, without a frame sent into the failure, is
+left out). The urgent rounds flip the needed ones; the others flip in
+rounds after recovery (``after_recovery``), off the urgent path, whose
+windows must also send no surviving pair's frame into the failure. When
+those rounds cannot be proven, every flip is urgent as before.
+
 A restore (:func:`.failover_run.plan_restore`: back from the backup to the
 base once the failed part has carrier again) is grouped the same way
 (``restore=True``): its carrier waits stay first, then its install and all
