@@ -38,11 +38,9 @@ def session_ended(connection: Any) -> bool:
 
 
 def answered(connection: Any, command: Any, response: Any) -> Any:
-    """``response`` to ``command``, or AnsibleConnectionFailure when the
-    session had ended before the switch answered (module doc), as
-    :class:`SessionEnded`; the dead
-    session is closed first (``network_cli`` opens a new one for the next
-    command)."""
+    """``response`` to ``command``; :class:`SessionEnded` when the session
+    had ended before the switch answered (module doc), after closing the
+    dead session (``network_cli`` opens a new one for the next command)."""
     if not session_ended(connection):
         return response
     try:
