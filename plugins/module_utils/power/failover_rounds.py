@@ -67,7 +67,7 @@ from typing import Any
 
 from ..fabric.topology import Topology
 from .failover import Failure
-from .failover_run import _failed_ports, _prove_recovered, urgent_cut
+from .failover_run import _failed_ports, _prove_recovered, recovery_proof, urgent_cut
 from .transition_phases import Transition
 from .transition_planner import _working_topology
 from .transition_proof import TransitionError, _check_recovered, _check_state, _check_window, _Proof
@@ -153,14 +153,11 @@ def _delivering(topology: Topology, failure: Failure, start: Data, install: Entr
     flip whose absence changes nothing for delivery is left out, one at a
     time. The others (their entries change too, for frames no surviving
     pair sends now or for balance) can wait until every pair delivers."""
-    work = _working_topology(topology)
-    dead = [(switch, port) for switch, ports in _failed_ports(work, failure).items() for port in ports]
-    absent = [failure.switch] if failure.switch is not None else []
+    proof = recovery_proof(_working_topology(topology), failure)
     entries = dict(start["switches"], **install)
     needed = list(flips)
     for switch in reversed(list(flips)):
         trial = [name for name in needed if name != switch]
-        proof = _Proof(work, "failover", failure.name, absent=absent, dead_ports=dead)
         try:
             _check_recovered(proof, dict(start, switches=dict(entries, **{name: flips[name] for name in trial})),
                              "without flipping %s" % switch)
@@ -208,7 +205,7 @@ def in_rounds(topology: Topology, failure: Failure, transition: Transition, firs
             rounds, urgent = built
             new_steps, originals = _round_steps(transition, rounds, urgent, flips, install, (lead, cut), lean)
             try:
-                return _proven(topology, failure, transition, new_steps, (lead, urgent, len(rounds)), originals,
+                return _proven(topology, failure, transition, new_steps, (urgent, len(rounds)), originals,
                                first, started, restore)
             except TransitionError as exc:
                 tried.append(str(exc))
@@ -289,14 +286,13 @@ def _links_at(transition: Transition, step: int) -> Any:
 
 
 def _proven(topology: Topology, failure: Failure, transition: Transition, steps: list[Data],
-            lead_rounds: tuple[int, int, int], originals: list[int], first: list[str], started: float,
+            counts: tuple[int, int], originals: list[int], first: list[str], started: float,
             restore: bool) -> Transition:
-    """The transition with ``steps`` (``lead_rounds``: how many carrier waits
-    come first, how many urgent rounds follow, how many rounds in all;
-    ``originals``: per step, the step
-    of ``transition`` whose link states it has), every window proven on one
+    """The transition with ``steps`` (``counts``: how many of its rounds are
+    urgent, how many there are in all; ``originals``: per step, the step of
+    ``transition`` whose link states it has), every window proven on one
     dependency graph."""
-    lead, rounds, every_round = lead_rounds
+    rounds, every_round = counts
     proof = _proof(topology, failure, restore)
     current = transition.before
     _check_state(proof, current, "the fabric before the %s for %s" % (
@@ -323,6 +319,5 @@ def _proven(topology: Topology, failure: Failure, transition: Transition, steps:
                       rounds_after_recovery=every_round - rounds,
                       seconds=round(time.perf_counter() - started + transition.proof.get("seconds", 0), 3))
     if not restore:
-        _prove_recovered(_working_topology(topology), failure, made, first,
-                         [failure.switch] if failure.switch else [])
+        _prove_recovered(_working_topology(topology), failure, made, first)
     return made

@@ -181,7 +181,7 @@ def _plan(topology: Topology, options: Data, failure: Failure, bank: str, stored
                                                                "pairs_affected", "pairs_disjoint")}
     if not restore:
         try:
-            _prove_recovered(work, failure, transition, first, absent)
+            _prove_recovered(work, failure, transition, first)
         except TransitionError as exc:
             raise FailoverError("%s: the planned steps leave a surviving pair cut off (%s); nothing planned"
                                 % (label, exc)) from None
@@ -237,13 +237,20 @@ def urgent_cut(transition: Transition, first: Iterable[str]) -> int:
     return cut
 
 
-def _prove_recovered(work: Topology, failure: Failure, transition: Transition, first: list[str],
-                     absent: list[str]) -> None:
+def recovery_proof(work: Topology, failure: Failure) -> _Proof:
+    """A proof for :func:`.transition_proof._check_recovered` of ``failure``
+    on the working topology ``work``: a failed switch's hosts neither send
+    nor receive, and every port into the failure is dead."""
+    dead = [(switch, port) for switch, ports in _failed_ports(work, failure).items() for port in ports]
+    absent = [failure.switch] if failure.switch is not None else []
+    return _Proof(work, "failover", failure.name, absent=absent, dead_ports=dead)
+
+
+def _prove_recovered(work: Topology, failure: Failure, transition: Transition, first: list[str]) -> None:
     """Every surviving pair is delivered without touching the failure once
     the urgent steps ran, and at the end (what the windows, which let frames
     die at the failure, do not show); raises TransitionError."""
-    dead = [(switch, port) for switch, ports in _failed_ports(work, failure).items() for port in ports]
-    proof = _Proof(work, "failover", failure.name, absent=absent, dead_ports=dead)
+    proof = recovery_proof(work, failure)
     cut = urgent_cut(transition, first)
     entries = dict(transition.before["switches"])
     for step in transition.steps[:cut]:
