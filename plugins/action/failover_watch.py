@@ -24,6 +24,7 @@ display = Display()
 # how often the kept shells are used when no failure uses them (their idle limit is an hour)
 KEEP_ALIVE_S = 300.0
 try:   # the planning code (networkx, numpy): its absence is reported by the task
+    from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
     from ansible_collections.ethercluster.routing.plugins.module_utils.power import failover_watch
     IMPORT_ERROR = None
 except ImportError as exc:
@@ -70,8 +71,8 @@ class ActionModule(CollectionAction):
             # collector's reach, a full collection no longer stops every thread in a failover's pushes
             gc.collect()
             gc.freeze()
-            display.display("failover_watch: ready in %.1f s, %d link failures planned, watching %d switches"
-                            % (ready["seconds"], len(ready["planned"]), len(names)))
+            display.display("failover_watch: ready in %.1f s, %d failures planned, %d switches armed, watching %d "
+                            "switches" % (ready["seconds"], len(ready["planned"]), len(ready["armed"]), len(names)))
             for reason in fallbacks.values():
                 display.warning("failover_watch: %s; its pushes open an SSH session each" % reason)
             if args["kept_shell"]:
@@ -80,10 +81,17 @@ class ActionModule(CollectionAction):
                                            _stop(args, time.monotonic()), settle_s=args["settle_s"])
         finally:
             stopped.set()
+            try:
+                # the armed base goes back to the plain base, which the fabric was deployed with
+                responder.disarm()
+            except EtherclusterError as exc:
+                display.warning("failover_watch: the plain base could not be written back on the armed "
+                                "switches (%s); a re-deploy writes it" % exc)
             driver.close()
             poller.close()
         changed = any(event["event"] in ("recovered", "restored") for event in responder.events)
-        result.update(changed=changed, events=responder.events, handled=handled, planned=ready["planned"])
+        result.update(changed=changed, events=responder.events, handled=handled, planned=ready["planned"],
+                      armed=ready["armed"])
         result["kept_shells"] = [name for name in names if args["kept_shell"] and name not in fallbacks]
         result["msg"] = "failover_watch: %d event(s) handled" % handled
         return result

@@ -66,6 +66,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..fabric.topology import Topology
+from . import failover_arming as arming
 from .failover import Failure
 from .failover_run import _failed_ports, _prove_recovered, recovery_proof, urgent_cut
 from .transition_phases import Transition
@@ -168,12 +169,15 @@ def _delivering(topology: Topology, failure: Failure, start: Data, install: Entr
 
 
 def in_rounds(topology: Topology, failure: Failure, transition: Transition, first: Iterable[str],
-              restore: bool = False) -> Transition:
+              restore: bool = False, armed: Entries | None = None) -> Transition:
     """``transition`` (a failover planned by :mod:`.failover_run`, or its
     restore when ``restore``) with its urgent part as proven parallel rounds
     (module doc); ``first``: the switches whose entries change (a restore:
-    every switch). Raises TransitionError when the new steps fail their
-    proof (the caller keeps ``transition``)."""
+    every switch). ``armed``: the switches the fabric holds with continuation
+    rows (:func:`.failover_arming.armed`): the move then starts from them,
+    its installs keep them and its flips complete their backup rows
+    (:func:`.failover_arming.completed_flips`). Raises TransitionError when
+    the new steps fail their proof (the caller keeps ``transition``)."""
     started = time.perf_counter()
     first = list(first)
     steps = transition.steps
@@ -181,6 +185,9 @@ def in_rounds(topology: Topology, failure: Failure, transition: Transition, firs
     if lead == len(steps) or steps[lead]["kind"] != "push" or not steps[lead]["name"].startswith("install "):
         raise TransitionError("%s: the planned move does not start with an install step" % failure.name)
     cut = urgent_cut(transition, first)
+    if armed:
+        transition = _from_armed(transition, armed, lead, cut)
+        steps = transition.steps
     flips: Entries = {}
     for step in steps[lead + 1:cut]:
         flips.update(step.get("switches") or {})
@@ -210,6 +217,29 @@ def in_rounds(topology: Topology, failure: Failure, transition: Transition, firs
             except TransitionError as exc:
                 tried.append(str(exc))
     raise TransitionError("%s: %s" % (failure.name, "; ".join(dict.fromkeys(tried))))
+
+
+def _from_armed(transition: Transition, armed: Entries, lead: int, cut: int) -> Transition:
+    """``transition`` started from the armed switches: the install keeps
+    each armed switch's continuation rows, the flips up to ``cut`` complete
+    their backup rows from the plain base (:mod:`.failover_arming`); the
+    steps after ``cut`` write what they wrote (the old bank's removal ends
+    on the plain backup)."""
+    plain = transition.before["switches"]
+    added = {name: arming.added_rows(entry, plain[name]) for name, entry in armed.items() if name in plain}
+    steps = [dict(step) for step in transition.steps]
+    steps[lead]["switches"] = {name: arming.with_rows(entry, added.get(name) or {})
+                               for name, entry in steps[lead]["switches"].items()}
+    for position in range(lead + 1, cut):
+        if steps[position].get("switches"):
+            steps[position]["switches"] = arming.completed_flips(steps[position]["switches"], plain)
+    before = dict(transition.before, switches=dict(plain, **{name: armed[name] for name in added}))
+    # a switch no step writes (a failed switch) keeps its rows to the end
+    written = {name for step in steps for name in step.get("switches") or {}}
+    kept = {name: armed[name] for name in added if name not in written}
+    after = dict(transition.after, switches=dict(transition.after["switches"], **kept))
+    return Transition(transition.action, dict(transition.link), steps, before, after,
+                      dict(transition.proof), list(transition.states), list(transition.banks))
 
 
 def _adds_only_vlans(before: Data, installed: Data) -> bool:

@@ -14,19 +14,21 @@ any failure and keeps it:
 * **ready**: the switches are read once, the fabric must hold its base
   routing (in bank X); for every covered single link failure the move
   base -> backup is planned and proven now (:func:`.failover_run.plan_failover`),
-  so a failure costs only the pushes;
+  so a failure costs only the pushes; then the base is *armed*
+  (:mod:`.failover_arming`: rows no base frame reads, filled with the
+  backups' ports) and every move is put in proven parallel rounds from it
+  (:mod:`.failover_rounds`); a restore arms it again, :meth:`Responder.disarm`
+  writes the plain base back when the responder stops;
 * **detection**: :meth:`Responder.observe` takes the carriers of every
   fabric port, switch by switch (one batched read per switch and poll, or a
   trap feed), and turns them into events: a link is down when either end
   has lost carrier and up again when both have it; a switch whose fabric
   ports all lost carrier, or whose read failed, has failed;
-* **failover**: the pre-planned transition runs: install the backup bank on
-  every switch (parallel), flip the switches whose entries change -- all
-  at once when the proof found the phase order-free (any flip order is
-  deadlock-free, so flipping them together is too), else in the proven
-  order -- and the pairs deliver again; the rest (the other flips, the
-  drain wait, removing the old bank) runs in the background while the
-  polling goes on (:meth:`Responder.settle` waits for it);
+* **failover**: the pre-planned transition's urgent rounds run (each a
+  parallel push whose every mix of old and new switches was simulated)
+  and the pairs deliver again; the rest (the other flips, the drain wait,
+  removing the old bank) runs in the background while the polling goes on
+  (:meth:`Responder.settle` waits for it);
 * **queueing**: events are handled one after the other; an event that
   arrives while one is handled waits, and is planned on the state the
   fabric holds then. A second link failure while on a backup: its backup
@@ -36,10 +38,9 @@ any failure and keeps it:
   log says that only a halt-and-drain recovers;
 * **restore**: when every failed link has carrier again, the move back to
   the base routing (planned with its proof; a carrier wait first);
-* **switch failures**: detected and logged with their precomputed backup
-  (verified: every surviving pair delivered, no dependency cycle); the push
-  is refused, naming why (the transition planner plans only fabrics whose
-  switches all stay connected), and the responder keeps polling.
+* **switch failures**: pre-planned and pushed like the links, the failed
+  switch never read or written; one without a proven plan is logged with
+  its precomputed backup and not pushed.
 
 Every event goes to ``log`` (one JSON line each in the action plugin) with
 wall-clock times and the proof's summary (dependency graph acyclic, order
@@ -60,6 +61,7 @@ from typing import Any
 from ..errors import EtherclusterError
 from ..fabric.topology import Topology
 from ..platforms import ovs
+from . import failover_arming as arming
 from .failover import Failure, backup_from_changes, precompute_failover, resolve_failure
 from .failover_rounds import in_rounds
 from .failover_run import _Failover, _kept_up, base_plan, plan_failover, plan_restore, stored_entry, urgent_cut
@@ -67,11 +69,12 @@ from .fabric_state import switch_state
 from .transition_phases import Transition
 from .transition_planner import SEARCH_BUDGET_PER_SWITCH, _other, _plan_from_routing, _Router, _transition, \
     _working_topology
-from .transition_proof import TransitionError, _check_state, _Proof
-from .transition_run import OvsDriver, TransitionRunError, differing, read_states, run_steps, write_in_threads
+from .transition_proof import TransitionError, _check_state, _check_window, _Proof
+from .transition_run import OvsDriver, TransitionRunError, differing, holds, read_states, run_steps, \
+    write_in_threads
 
 Data = dict[str, Any]
-PROOF_KEYS = ("acyclic", "order_free", "drain", "kept_turn_order", "rounds", "recovered_after_step", "states",
+PROOF_KEYS = ("acyclic", "order_free", "drain", "kept_turn_order", "rounds", "armed", "recovered_after_step", "states",
               "walks", "simulated_states", "dependency_edges", "notes")
 
 
@@ -465,6 +468,7 @@ class Responder:
         self.restore_plan: Transition | None = None  # its restore, planned once it settled
         self.plans_bank = "A"                 # the bank the pre-planned moves start from
         self.rounds: dict[str, int] = {}      # failure: its urgent push rounds (proven)
+        self.arming: Data | None = None       # the push that arms the base (None: not armed)
 
     def log(self, what: str, /, **fields: Any) -> Data:
         """Record one event ``what`` (wall-clock time ``at``) and pass it to the log."""
@@ -490,21 +494,75 @@ class Responder:
                                      "on its base routing in one bank (finish the transition first)" % banks)
         self.bank = banks[0]
         self.base = base_plan(self.topology, self.options, self.bank)
+        # a switch may still hold the armed base a responder stopped without writing back: checked once armed
         left = differing(states, self.base.intent["switches"])
-        if left:
-            raise TransitionRunError("%s do(es) not hold the base routing of bank %s: deploy it (or finish the "
-                                     "failover in progress with link_restored.yml) before starting the responder"
-                                     % (", ".join(left), self.bank))
         wanted = self._failures(preplan)
         skipped = []
+        planned = {}
         for failure in wanted:
             try:
-                self.plans[failure.name] = self._preplan(failure)
+                planned[failure.name] = (failure, self._preplan(failure))
             except EtherclusterError as exc:
                 skipped.append("%s: %s" % (failure.name, exc))
+        armed = {} if self.check_mode else self._armed([transition for _failure, (transition, _r) in planned.values()])
+        left = [name for name in left if name not in armed or not holds(states[name], armed[name], name)]
+        if left:
+            raise TransitionRunError("%s do(es) not hold the base routing of bank %s (plain or armed for these "
+                                     "failovers): deploy it (or finish the failover in progress with "
+                                     "link_restored.yml) before starting the responder" % (", ".join(left), self.bank))
+        arm_seconds = self._arm(armed) if armed else 0.0
+        for name, (failure, (transition, routing)) in planned.items():
+            self.plans[name] = (self._in_rounds(failure, transition, armed), routing)
         self.plans_bank = self.bank
         return self.log("ready", bank=self.bank, planned=sorted(self.plans), not_planned=skipped,
-                        rounds=dict(sorted(self.rounds.items())), seconds=round(time.perf_counter() - started, 3))
+                        rounds=dict(sorted(self.rounds.items())), armed=sorted(armed),
+                        arm_seconds=round(arm_seconds, 3), seconds=round(time.perf_counter() - started, 3))
+
+    def _armed(self, transitions: list[Transition]) -> Data:
+        """The base's switches with continuation rows toward the planned
+        backups (:mod:`.failover_arming`), proven: the armed base delivers
+        as the base does, every flood dies out, and the push from the base
+        to it is a window like any other (any switch armed or not). ``{}``
+        when that fails (the plans then start from the plain base)."""
+        base = self.base.intent
+        afters = [transition.after["switches"] for transition in transitions]
+        work = _working_topology(self.topology)
+        for widen in (True, False):
+            armed = arming.armed(base["switches"], afters, widen)
+            intent = dict(base, switches=dict(base["switches"], **armed))
+            if not armed or not arming.storm_free(intent):
+                continue
+            try:
+                _check_window(_Proof(work, "arming", "the base"), base, intent, "arming the base")
+            except TransitionError:
+                continue
+            return armed
+        return {}
+
+    def _arm(self, armed: Data) -> float:
+        """Write the armed base (one parallel push); returns its seconds."""
+        started = time.perf_counter()
+        self.arming = {"kind": "push", "parallel": True, "switches": armed,
+                       "name": "arm the base: continuation rows on %s" % ", ".join(armed),
+                       "why": "the rows a failover's mixes read and the base never fills (failover_arming)"}
+        run_steps([self.arming], self.driver, max_parallel=self.max_parallel)
+        return time.perf_counter() - started
+
+    def disarm(self) -> Data | None:
+        """Write the plain base back on the armed switches when the fabric
+        holds the armed base (no failover held), so that it holds what was
+        deployed again once the responder stops; None when there is nothing
+        to write back."""
+        self.settle()
+        if self.arming is None or self.check_mode or self.held is not None or self.down or self.dead \
+                or self.bank != self.plans_bank:
+            return None
+        plain = {name: self.base.intent["switches"][name] for name in self.arming["switches"]}
+        started = time.perf_counter()
+        run_steps([{"kind": "push", "parallel": True, "switches": plain, "name": "disarm: the plain base",
+                    "why": "the responder stops"}], self.driver, max_parallel=self.max_parallel)
+        self.arming = None
+        return self.log("disarmed", switches=sorted(plain), seconds=round(time.perf_counter() - started, 3))
 
     def _failures(self, preplan: Iterable[str] | None) -> list[Failure]:
         """The link and switch failures to plan now."""
@@ -516,18 +574,27 @@ class Responder:
                 + [resolve_failure(self.topology, switch=name) for name in self.topology.switch_names()])
 
     def _preplan(self, failure: Failure) -> tuple[Transition, Any]:
-        """The proven move base -> backup of ``failure`` (its urgent pushes in
-        proven rounds when they can be), and the backup routing."""
+        """The proven move base -> backup of ``failure`` and the backup routing."""
         entry = stored_entry(self.topology, self.options, self.document, failure)
         if entry is None:
             entry = precompute_failover(self.base.routing, [failure])["failures"][0]
         transition = plan_failover(self.topology, self.options, failure, self.bank, stored=entry, wait_s=self.wait_s)
-        try:
-            transition = in_rounds(self.topology, failure, transition, changing(transition))
-            self.rounds[failure.name] = transition.proof["rounds"]
-        except TransitionError:
-            pass     # the planned one-switch-at-a-time flips stay
         return transition, backup_from_changes(self.base.routing, entry)
+
+    def _in_rounds(self, failure: Failure, transition: Transition, armed: Data) -> Transition:
+        """``transition``'s urgent pushes in proven rounds, from the armed
+        base when there is one, else from the plain base (on an armed fabric
+        too: its windows are proven free of floods, so no frame reads a
+        continuation row), else the planned one-switch-at-a-time flips."""
+        for start in ([armed, None] if armed else [None]):
+            try:
+                made = in_rounds(self.topology, failure, transition, changing(transition), armed=start)
+            except TransitionError:
+                continue
+            made.proof["armed"] = bool(start)
+            self.rounds[failure.name] = made.proof["rounds"]
+            return made
+        return transition
 
     # ---------------------------------------------------------- detection
     def observe(self, carriers: dict[str, dict[str, str] | None]) -> list[Data]:
@@ -704,6 +771,8 @@ class Responder:
         self.bank = transition.after["fabric"]["bank"]
         self.down = set(down)
         self.held = _AfterPlan(transition.after, routing) if down else None
+        if self.arming is not None and not down and self.bank == self.plans_bank:
+            tail = tail + [self.arming]      # back on the base: armed again for the next failure
         self.tail = threading.Thread(target=self._run_tail, args=(event["name"], tail), daemon=True)
         self.tail.start()
         return recovered

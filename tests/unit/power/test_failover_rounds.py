@@ -17,7 +17,7 @@ import random
 import pytest
 
 from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
-from ansible_collections.ethercluster.routing.plugins.module_utils.power import failover_rounds, failover_run
+from ansible_collections.ethercluster.routing.plugins.module_utils.power import failover_arming, failover_rounds, failover_run
 from ansible_collections.ethercluster.routing.plugins.module_utils.power.failover import resolve_failure
 from ansible_collections.ethercluster.routing.plugins.module_utils.power.failover_watch import changing
 from ansible_collections.ethercluster.routing.plugins.module_utils.verify.dot1q import Dot1qFabric
@@ -190,3 +190,48 @@ def test_rounds_without_the_needed_completions_fail_their_proof_and_the_install_
     assert rounded.steps[0]["name"].startswith("round 1: install bank B, flip ")
     assert set(rounded.steps[0]["switches"]) == set(TORUS.switch_names())
     assert rounded.proof["acyclic"] and rounded.after == transition.after
+
+
+@pytest.fixture(scope="module")
+def armed_moves():
+    """The failovers of link sw5:4 and switch sw10 planned from the plain
+    base, and the base armed with continuation rows toward both backups."""
+    moves = {}
+    for what in ({"link": "sw5:4"}, {"switch": "sw10"}):
+        failure = resolve_failure(TORUS, **what)
+        moves[failure.name] = (failure, failover_run.plan_failover(TORUS, OPTIONS, failure, "A"))
+    base = next(iter(moves.values()))[1].before
+    return base, moves, failover_arming.armed(base["switches"], [move.after["switches"] for _f, move in moves.values()])
+
+
+def test_the_armed_base_delivers_as_the_base_and_only_adds_rows_the_base_lacks(armed_moves):
+    base, _moves, armed = armed_moves
+    intent = dict(base, switches=dict(base["switches"], **armed))
+    assert armed and _undelivered(intent) == [] and failover_arming.storm_free(intent)
+    for name, entry in armed.items():
+        plain = failover_arming.rows(base["switches"][name])
+        rows = failover_arming.rows(entry)
+        assert len(rows) > len(plain) and {key: rows[key] for key in plain} == plain, name
+
+
+@pytest.mark.parametrize("name", ["sw5:4--sw6:3", "sw10"])
+def test_rounds_from_the_armed_base_are_fewer_every_mix_is_clean_and_they_end_on_the_plain_backup(armed_moves, name):
+    _base, moves, armed = armed_moves
+    failure, transition = moves[name]
+    plain = failover_rounds.in_rounds(TORUS, failure, transition, changing(transition))
+    rounded = failover_rounds.in_rounds(TORUS, failure, transition, changing(transition), armed=armed)
+    rounds = rounded.proof["rounds"]
+    assert rounds < plain.proof["rounds"], (rounds, plain.proof["rounds"])
+    assert rounded.before["switches"] == dict(transition.before["switches"], **armed)
+    rng = random.Random(5)
+    state = rounded.before
+    for step in rounded.steps[:rounds]:
+        names = sorted(step["switches"])
+        for _attempt in range(12):
+            chosen = rng.sample(names, rng.randint(0, len(names)))
+            assert _bad_pairs(_mix(state, step["switches"], chosen), failure) == [], (step["name"], chosen)
+        state = _mix(state, step["switches"], names)
+    assert _bad_pairs(state, failure, lost_ok=False) == []
+    # the old bank's removal writes the plain backup; a failed switch, never written, keeps its rows
+    kept = {failure.switch: armed[failure.switch]} if failure.switch in armed else {}
+    assert rounded.after["switches"] == dict(transition.after["switches"], **kept) and rounded.proof["acyclic"]

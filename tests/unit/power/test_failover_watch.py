@@ -77,8 +77,14 @@ def test_a_cut_link_runs_its_preplanned_failover_and_the_return_restores_the_bas
     assert events[0]["not_planned"] and "halt-and-drain" in events[0]["not_planned"][0]
     link = RING.links[1]
     transition, _routing = made.plans[link.name]
+    # ready armed the base: one push of the switches that get continuation rows
+    base = plan(RING, bank="A", **OPTIONS).intent
+    armed = made.arming["switches"]
+    assert armed and events[0]["armed"] == sorted(armed) and sorted(fake.writes) == sorted(armed)
+    assert holds(fake, armed_intent(base, armed)) and transition.proof["armed"]
+    writes = len(fake.writes)
     made.observe(carriers(RING))
-    assert made.handle() == [] and fake.writes == []          # nothing changed, nothing done
+    assert made.handle() == [] and len(fake.writes) == writes          # nothing changed, nothing done
     made.observe(carriers(RING, cut=[link.name]))
     reads = len(fake.reads)
     done = made.handle()
@@ -93,7 +99,14 @@ def test_a_cut_link_runs_its_preplanned_failover_and_the_return_restores_the_bas
     back = made.handle()
     made.settle()
     assert [entry["event"] for entry in back] == ["restored"]
-    assert holds(fake, plan(RING, bank="A", **OPTIONS).intent) and made.bank == "A" and not made.down
+    # back on the base and armed again for the next failure; stopping writes the plain base back
+    assert holds(fake, armed_intent(base, armed)) and made.bank == "A" and not made.down
+    assert made.disarm()["switches"] == sorted(armed) and holds(fake, base)
+    assert made.disarm() is None
+
+
+def armed_intent(base, armed):
+    return dict(base, switches=dict(base["switches"], **armed))
 
 
 def test_urgent_steps_are_the_proven_rounds_then_the_rest():
@@ -122,11 +135,14 @@ def test_check_mode_logs_what_it_would_do_and_writes_nothing():
 def test_a_switch_failure_is_pushed_without_touching_the_switch_and_its_return_restores_the_base():
     torus = topology_from_data({"generate": {"kind": "torus", "dims": [3, 3], "hosts_per_switch": 1}})
     made, fake, events = responder(torus, preplan=["sw4"])
+    armed = made.arming["switches"]
+    del fake.writes[:]           # ready's arming push
     made.observe(carriers(torus, dead=["sw4"]))
     done = made.handle()
     made.settle()
     assert [(entry["event"], entry["name"]) for entry in done] == [("recovered", "sw4")], done
     assert done[0]["proof"]["acyclic"] and done[0]["proof"]["recovered_after_step"] >= 1
+    assert done[0]["proof"]["armed"]
     assert fake.writes and "sw4" not in fake.writes
     made.observe(dict(carriers(torus, dead=["sw4"]), sw4=None))     # its session died: still the same failure
     assert made.handle() == []
@@ -142,7 +158,8 @@ def test_a_switch_failure_is_pushed_without_touching_the_switch_and_its_return_r
     names = [step["name"] for step in back[0]["steps"]]
     assert names[0].startswith("wait for carrier") and any(name.startswith("round 1: ") for name in names)
     assert not any(name.startswith("flip ") for name in names), names
-    assert holds(fake, plan(torus, bank="A", **OPTIONS).intent) and not made.down and made.held_failure is None
+    base = plan(torus, bank="A", **OPTIONS).intent
+    assert holds(fake, armed_intent(base, armed)) and not made.down and made.held_failure is None
 
 
 def test_a_switch_failure_without_a_plan_is_logged_and_not_pushed():
