@@ -14,8 +14,10 @@ the recovery measured from the probes (the send time of the last datagram
 lost after the cut, over every pair not attached to a failed switch), the
 datagrams lost, the pairs that delivered again last, and the losses of each
 return to the base routing.
+The responder plans every failure (--preplan-cut: only those cut here) and
+arms the base toward all of them, as the role does by default.
 Usage: benchmarks/failover_watch_lab.py [--torus] [--switch] [--repeat N] [--interval-ms 10]
-[--broadcast contained]"""
+[--broadcast contained] [--preplan-cut]"""
 
 from __future__ import annotations
 
@@ -100,7 +102,8 @@ def run(args):
              "-i", str(topology), "-i", info["inventory"],
              "playbooks/failover_watch.yml", "-e", "intent=%s" % directory, "-e", "failover_watch_log=%s" % log,
              "-e", "failover_watch_stop_file=%s" % stop,
-             "-e", json.dumps({"failover_watch_preplan": [link] + ([switch] if args.switch else [])})],
+             *(["-e", json.dumps({"failover_watch_preplan": [link] + ([switch] if args.switch else [])})]
+               if args.preplan_cut else [])],
             cwd=str(ROOT), env=ansible_env(), stdout=open(directory / "watch.out", "w", encoding="utf-8"),
             stderr=subprocess.STDOUT, text=True)
         ready = _wait_for_after(log, 0, ("ready",))
@@ -199,6 +202,9 @@ def main():
     parser.add_argument("--interval-ms", type=float, default=10.0)
     parser.add_argument("--broadcast", help="the fabric's broadcast setting (torus4x4_failover: contained; "
                                             "default: the built-in one)")
+    parser.add_argument("--preplan-cut", action="store_true",
+                        help="plan only the failures cut here (default: every failure, as the role does; the "
+                             "base is armed toward the backups planned)")
     parser.add_argument("--reuse", action="store_true", help="the lab h3a is up and deployed: reuse it")
     parser.add_argument("--keep", action="store_true", help="leave the lab up")
     args = parser.parse_args()

@@ -52,6 +52,11 @@ rounds after recovery (``after_recovery``), off the urgent path, whose
 windows must also send no surviving pair's frame into the failure. When
 those rounds cannot be proven, every flip is urgent as before.
 
+From an armed base (:mod:`.failover_arming`: continuation rows the base
+never reads, the flips' backup rows completed from the base) a frame that
+meets a switch in the other state is forwarded instead of flooded, and far
+more switches flip in one round (``in_rounds(armed=...)``).
+
 A restore (:func:`.failover_run.plan_restore`: back from the backup to the
 base once the failed part has carrier again) is grouped the same way
 (``restore=True``): its carrier waits stay first, then its install and all
@@ -197,9 +202,12 @@ def in_rounds(topology: Topology, failure: Failure, transition: Transition, firs
     needed = {name: entry for name, entry in install.items()
               if not _adds_only_vlans(transition.before["switches"].get(name) or {}, entry)}
     tried = []
-    # when every install is needed the lean rounds are the others: build them once
-    for lean in (True, False) if needed != install else (False,):
-        written = needed if lean else install
+    # from an armed base the continuation rows often make the installs' old-bank completions unneeded:
+    # the flips alone first; when every install is needed the lean rounds are the others: build them once
+    candidates = [{}] if armed else []
+    candidates += [written for written in (needed, install) if written not in candidates]
+    for written in candidates:
+        lean = written != install
         # a failover's urgent rounds flip only the switches every surviving pair needs; a
         # restore's windows must deliver every pair anyway, so all its flips are urgent
         order = list(flips) if restore else _delivering(topology, failure, start, written, flips)
