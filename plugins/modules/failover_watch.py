@@ -18,12 +18,12 @@ description:
     fabric must hold its base routing), opens and keeps the switches' sessions (their Ansible connections), and plans
     and proves the move to the backup of every covered single link failure (the stored C(failover.json) when it
     fits), so that a failure costs only the pushes.
-  - Once planned, it arms the base (one parallel push, proven like a move's window): each switch's base rows get, for
-    the destinations they lack, the port the planned backups take from that input port, rows no base frame reads.
-    With them and the backup rows each flip completes from the base, a frame that meets a switch in the other state
-    mid-failover is still forwarded, so far more switches flip in one proven round (4x4 torus: 2.1 instead of 3.7
+  - Once planned, it arms the base in one parallel push, proven like a move's window. Each switch's base rows get,
+    for the destinations they lack, the port the planned backups take from that input port, rows no base frame reads;
+    each flip completes its backup rows from the base. A frame that meets a switch in the other state mid-failover
+    is then still forwarded, so far more switches flip in one proven round (on the 4x4 torus 2.1 instead of 3.7
     urgent rounds per link failure, 1.4 instead of 2.9 per switch failure). After a restore the base is armed again;
-    when the task stops on the base it writes the plain base back. Not in check mode.
+    when the task stops on the base it writes the plain base back. Check mode arms nothing.
   - It then watches the carrier of every fabric port, one long poll per switch that answers as soon as the switch sends
     its OpenFlow port status message (C(ovs-ofctl monitor)), and acts on a change once the carriers held still for
     O(settle_s); whole switches failing at once, links going down that both ends answered (each with another fabric

@@ -99,8 +99,8 @@ def with_rows(entry: Data, added: Mapping[Key, str]) -> Data:
     for (vlan, _mac), out in sorted(fresh.items()):
         if not _member(dict(entry, ports=ports), out, vlan):
             ports[out] = dict(ports[out], untagged=list(ports[out].get("untagged") or []) + [vlan])
-    statics = list(entry.get("static_macs") or []) + [{"mac": mac, "vlan": vlan, "port": out}
-                                                       for (vlan, mac), out in sorted(fresh.items())]
+    new_rows = [{"mac": mac, "vlan": vlan, "port": out} for (vlan, mac), out in sorted(fresh.items())]
+    statics = list(entry.get("static_macs") or []) + new_rows
     return dict(entry, ports=ports, static_macs=statics)
 
 
@@ -127,10 +127,14 @@ def armed(base: Entries, backups: Iterable[Entries], widen: bool = True) -> Entr
                 votes.setdefault(name, {}).setdefault(key, Counter())[out] += 1
     made: Entries = {}
     for name, keys in votes.items():
-        chosen = {key: min(count, key=lambda port, count=count: (-count[port], port))
-                  for key, count in keys.items()}
+        chosen = {key: _most_taken(count) for key, count in keys.items()}
         made[name] = with_rows(base[name], chosen)
     return made
+
+
+def _most_taken(count: Counter) -> str:
+    """The port most backups take (ties: the lowest name)."""
+    return min(count, key=lambda port: (-count[port], port))
 
 
 def storm_free(intent: Data) -> bool:

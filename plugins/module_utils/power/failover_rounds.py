@@ -204,7 +204,7 @@ def in_rounds(topology: Topology, failure: Failure, transition: Transition, firs
     tried = []
     # from an armed base the continuation rows often make the installs' old-bank completions unneeded:
     # the flips alone first; when every install is needed the lean rounds are the others: build them once
-    candidates = [{}] if armed else []
+    candidates: list[Entries] = [{}] if armed else []
     candidates += [written for written in (needed, install) if written not in candidates]
     for written in candidates:
         lean = written != install
