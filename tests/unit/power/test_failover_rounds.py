@@ -69,6 +69,20 @@ def test_flipping_every_changing_switch_at_once_floods_in_some_mix(planned):
     assert found is not None
 
 
+def _urgent_rounds_clean(rounded, failure, rng):
+    """Random mixes of each urgent round of ``rounded`` flood, loop and storm
+    nothing, and every surviving pair delivers after the last; returns that state."""
+    state = rounded.before
+    for step in rounded.steps[:rounded.proof["rounds"]]:
+        names = sorted(step["switches"])
+        for _attempt in range(12):
+            chosen = rng.sample(names, rng.randint(0, len(names)))
+            assert _bad_pairs(_mix(state, step["switches"], chosen), failure) == [], (step["name"], chosen)
+        state = _mix(state, step["switches"], names)
+    assert _bad_pairs(state, failure, lost_ok=False) == []
+    return state
+
+
 def test_every_mix_inside_a_round_is_clean_and_the_last_round_delivers_every_pair(planned):
     failure, transition, rounded = planned
     rounds = rounded.proof["rounds"]
@@ -76,14 +90,7 @@ def test_every_mix_inside_a_round_is_clean_and_the_last_round_delivers_every_pai
     assert 1 <= rounds < cut                     # fewer pushes than install + one flip each
     assert [step["kind"] for step in rounded.steps[:rounds]] == ["push"] * rounds
     rng = random.Random(11)
-    state = rounded.before
-    for step in rounded.steps[:rounds]:
-        names = sorted(step["switches"])
-        for _attempt in range(12):
-            chosen = rng.sample(names, rng.randint(0, len(names)))
-            assert _bad_pairs(_mix(state, step["switches"], chosen), failure) == [], (step["name"], chosen)
-        state = _mix(state, step["switches"], names)
-    assert _bad_pairs(state, failure, lost_ok=False) == []
+    state = _urgent_rounds_clean(rounded, failure, rng)
     assert rounded.after == transition.after and rounded.proof["acyclic"]
     assert rounded.proof["recovered_after_step"] == rounds
     # the rounds after recovery flip the other changing switches: no mix of theirs loses a pair again
@@ -226,15 +233,7 @@ def test_rounds_from_the_armed_base_are_fewer_every_mix_is_clean_and_they_end_on
     written = [sum(len(step["switches"]) for step in made.steps[:made.proof["rounds"]]) for made in (rounded, plain)]
     assert written[0] < written[1], written
     assert rounded.before["switches"] == dict(transition.before["switches"], **armed)
-    rng = random.Random(5)
-    state = rounded.before
-    for step in rounded.steps[:rounds]:
-        names = sorted(step["switches"])
-        for _attempt in range(12):
-            chosen = rng.sample(names, rng.randint(0, len(names)))
-            assert _bad_pairs(_mix(state, step["switches"], chosen), failure) == [], (step["name"], chosen)
-        state = _mix(state, step["switches"], names)
-    assert _bad_pairs(state, failure, lost_ok=False) == []
+    _urgent_rounds_clean(rounded, failure, random.Random(5))
     # the old bank's removal writes the plain backup; a failed switch, never written, keeps its rows
     kept = {failure.switch: armed[failure.switch]} if failure.switch in armed else {}
     assert rounded.after["switches"] == dict(transition.after["switches"], **kept) and rounded.proof["acyclic"]
