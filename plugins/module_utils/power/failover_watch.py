@@ -523,11 +523,17 @@ class Responder:
         backups (:mod:`.failover_arming`), proven: the armed base delivers
         as the base does, every flood dies out, and the push from the base
         to it is a window like any other (any switch armed or not). ``{}``
-        when that fails (the plans then start from the plain base)."""
+        when that fails (the plans then start from the plain base).
+
+        A row's port may become a member of its VLAN only where every
+        switch floods broadcasts on its tree (``broadcast_ports``): where a
+        broadcast floods by VLAN membership, a wider VLAN would change the
+        broadcasts of a move planned from the plain base (the fallback)."""
         base = self.base.intent
         afters = [transition.after["switches"] for transition in transitions]
         work = _working_topology(self.topology)
-        for widen in (True, False):
+        trees = all(entry.get("broadcast_ports") is not None for entry in base["switches"].values())
+        for widen in (True, False) if trees else (False,):
             armed = arming.armed(base["switches"], afters, widen)
             intent = dict(base, switches=dict(base["switches"], **armed))
             if not armed or not arming.storm_free(intent):

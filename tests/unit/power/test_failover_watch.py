@@ -489,3 +489,17 @@ def test_the_polls_holds_are_spread_so_their_sessions_do_not_renew_together():
     assert fw.poll_hold(4.0, draw=lambda: 1.0) == 5.0
     holds = {round(fw.poll_hold(5.0), 6) for _draw in range(50)}
     assert len(holds) > 40 and min(holds) >= 3.75 and max(holds) <= 6.25
+
+
+def test_where_broadcasts_flood_by_vlan_the_armed_rows_take_no_new_member():
+    torus = topology_from_data({"generate": {"kind": "torus", "dims": [3, 3], "hosts_per_switch": 1}})
+    options = dict(OPTIONS, broadcast="bounded")
+    made, _fake, _events = responder(torus, options=options, preplan=["sw4"])
+    base = plan(torus, bank="A", **options).intent
+    assert all(entry.get("broadcast_ports") is None for entry in base["switches"].values())
+    armed = made.arming["switches"]
+    assert armed
+    for name, entry in armed.items():
+        # every row's port is a member of the row's VLAN already: no broadcast takes a new branch
+        assert fw.arming.added_rows(entry, base["switches"][name]), name
+        assert entry["ports"] == base["switches"][name]["ports"], name
