@@ -142,10 +142,11 @@ def storm_free(intent: Data) -> bool:
     return not Dot1qFabric(intent).storm_cycle()
 
 
-def completed_flips(flips: Entries, before: Entries) -> Entries:
+def completed_flips(flips: Entries, before: Entries, macs: Iterable[str] | None = None) -> Entries:
     """Each flipped switch's entry (``flips``) with its backup rows completed
-    from the base rows of ``before`` (module doc)."""
-    macs = destinations(before, flips)
+    from the base rows of ``before`` (module doc); ``macs``: the destinations
+    (default: every one of ``before`` and ``flips``)."""
+    macs = destinations(before, flips) if macs is None else list(macs)
     return {name: with_rows(entry, continuations(entry, before[name], macs)) for name, entry in flips.items()}
 
 

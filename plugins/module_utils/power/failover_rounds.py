@@ -238,9 +238,10 @@ def _from_armed(transition: Transition, armed: Entries, lead: int, cut: int) -> 
     steps = [dict(step) for step in transition.steps]
     steps[lead]["switches"] = {name: arming.with_rows(entry, added.get(name) or {})
                                for name, entry in steps[lead]["switches"].items()}
+    macs = arming.destinations(plain, *(step.get("switches") or {} for step in steps[lead + 1:cut]))
     for position in range(lead + 1, cut):
         if steps[position].get("switches"):
-            steps[position]["switches"] = arming.completed_flips(steps[position]["switches"], plain)
+            steps[position]["switches"] = arming.completed_flips(steps[position]["switches"], plain, macs)
     before = dict(transition.before, switches=dict(plain, **{name: armed[name] for name in added}))
     # a switch no step writes (a failed switch) keeps its rows to the end
     written = {name for step in steps for name in step.get("switches") or {}}
