@@ -163,6 +163,16 @@ timings:
   returned: when something was done
   type: dict
   sample: {files: 0.02, namespaces: 0.02, ipv6-off: 0.07, cables: 0.02, interfaces: 0.08, daemons: 0.8, total: 1.04}
+port_buffers:
+  description:
+    - The receive buffer given to the packet socket through which each switch's C(ovs-vswitchd) reads a port
+      (C(bytes), C(switches)), so that a switch committing a large flow-table change catches up on its ports
+      instead of dropping what arrives meanwhile (docs/lab.md, "Under load").
+    - C(bytes) 0 and C(not_set) with the reason when the kernel refused it (C(pidfd_getfd) needs Linux 5.6 and a
+      ptrace policy that lets root reach the daemon); the module then warns.
+  returned: when the lab was built
+  type: dict
+  sample: {bytes: 2097152, switches: 16}
 summary:
   description: The lab's directory, inventory path, and per switch and host its namespace and address.
   returned: O(state=present)
@@ -251,6 +261,10 @@ def main():
                 result = lab_up(layout, check_mode=module.check_mode)
                 if not module.check_mode:
                     result["memory"] = memory(layout)
+                if (result.get("port_buffers") or {}).get("not_set"):
+                    module.warn("the switches' port buffers keep the kernel's size (%s): a switch that commits a "
+                                "large flow-table change drops what its host ports receive meanwhile"
+                                % result["port_buffers"]["not_set"])
         else:
             if not params["name"]:
                 module.fail_json(msg="state=absent needs name")

@@ -72,6 +72,15 @@ CLI_PLATFORMS = {"dell_os6": "Gi1/0/{port}", "huawei_vrp": "GigabitEthernet0/0/{
 # (at -5 they waited behind it and a failover took twice as long). Measured why: docs/lab.md,
 # "Under load".
 DAEMON_NICENESS = {"ovs-vswitchd.pid": -10, "ovsdb-server.pid": -5, "sshd.pid": -10}
+# The receive buffer (bytes, SO_RCVBUFFORCE: the kernel doubles it) of the packet sockets through
+# which each ovs-vswitchd reads its ports (runner.enlarge_port_buffers). OVS sets none, so a port
+# holds the kernel's 212,992 bytes (about 256 small frames), and its main loop, which also commits
+# every flow-table change, does not read the ports while it commits: a host port that receives a
+# datagram to each of 15 peers every 10 ms overflowed during one large bundle and lost two of its
+# host's probe rounds. A hardware switch keeps forwarding while its tables are written; 2 MiB
+# (about 5,000 such frames, over 3 s of a host's probes) lets the emulated one catch up instead of
+# dropping. Measured: docs/lab.md, "Under load".
+PORT_RECEIVE_BUFFER = 2 * 1024 * 1024
 # the directory holding ansible_collections/ of this code (PYTHONPATH of the emulator)
 COLLECTIONS_DIR = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                *[os.pardir] * 6))
@@ -92,7 +101,8 @@ def lab_layout(topology: Topology, name: str | None = None, state_root: str = ST
                bridge: str = DEFAULT_BRIDGE, userspace_tso: bool = True,
                host_tx_offload: bool = True, ovs_schema: str = OVS_SCHEMA,
                cli_python: str | None = None, cli_pythonpath: str | None = None,
-               daemon_niceness: dict[str, int] | None = None) -> dict[str, Any]:
+               daemon_niceness: dict[str, int] | None = None,
+               port_receive_buffer: int = PORT_RECEIVE_BUFFER) -> dict[str, Any]:
     """Return the layout (plain data) of the lab that emulates ``topology``.
 
     ``name`` defaults to the topology's name. ``renegotiation_gap`` (seconds)
@@ -104,6 +114,8 @@ def lab_layout(topology: Topology, name: str | None = None, state_root: str = ST
     netaddr) and the ``ansible_collections/`` parent that run the emulated
     CLI of :data:`CLI_PLATFORMS` switches (default: this Python and tree).
     ``daemon_niceness``: ``{pid file: nice}`` (default :data:`DAEMON_NICENESS`).
+    ``port_receive_buffer``: bytes asked for each switch port's packet
+    socket (default :data:`PORT_RECEIVE_BUFFER`; 0 leaves the kernel's).
 
     Raises :class:`~.plan.LabError` naming the option, switch or host at
     fault: a bad lab name, networks too small for the fabric, a host address
@@ -138,11 +150,20 @@ def lab_layout(topology: Topology, name: str | None = None, state_root: str = ST
         "hosts": hosts,
         "links": links,
         "daemon_niceness": _checked_niceness(DAEMON_NICENESS if daemon_niceness is None else daemon_niceness),
+        "port_receive_buffer": _checked_buffer(port_receive_buffer),
     }
     if any("cli" in sw for sw in switches.values()):
         layout["cli"] = {"python": cli_python or sys.executable,
                          "pythonpath": cli_pythonpath or COLLECTIONS_DIR}
     return layout
+
+
+def _checked_buffer(size: Any) -> int:
+    """``port_receive_buffer`` checked: whole bytes, 0 (the kernel's own)
+    or from 64 KiB to 256 MiB."""
+    if isinstance(size, bool) or not isinstance(size, int) or not (size == 0 or 65536 <= size <= 256 * 1024 * 1024):
+        raise LabError("port_receive_buffer: bytes, 0 or from 65536 to 268435456, got %r" % (size,))
+    return size
 
 
 def renegotiation_gaps(topology: Topology) -> dict[str, dict[str, float]]:

@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterable
@@ -56,6 +57,9 @@ PACKAGES_HINT = ("openvswitch-switch, openssh-server, iproute2 and ethtool "
 MAX_WORKERS = 8
 HEALTH_WAIT = 5.0  # seconds a fresh lab may take to report healthy
 DAEMON_PIDFILES = ("ovsdb-server.pid", "ovs-vswitchd.pid", "sshd.pid")
+# pidfd_getfd(2) (Linux 5.6): one number on every architecture of the kernel's generic syscall table
+SYS_PIDFD_GETFD = 438
+SO_RCVBUFFORCE = getattr(socket, "SO_RCVBUFFORCE", 33)
 
 
 def layout_hash(layout: dict[str, Any]) -> str:
@@ -325,6 +329,98 @@ def prioritize_daemons(layout: dict[str, Any], renice: Callable[[int, int], list
     return done
 
 
+# ----------------------------------------------------------- port buffers
+def process_fd(pid: int, fd: int) -> int:
+    """A descriptor of this process for descriptor ``fd`` of process ``pid``
+    (``pidfd_getfd``, root): the same open socket, so an option set through
+    it is the other process's. OSError when the kernel or its ptrace policy
+    refuses."""
+    import ctypes  # pylint: disable=import-outside-toplevel  # Linux only, and only here
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    pidfd = os.pidfd_open(pid)
+    try:
+        copy = libc.syscall(SYS_PIDFD_GETFD, pidfd, fd, 0)
+        if copy < 0:
+            number = ctypes.get_errno()
+            raise OSError(number, os.strerror(number))
+        return int(copy)
+    finally:
+        os.close(pidfd)
+
+
+def socket_fds(pid: int) -> list[int]:
+    """The descriptors of process ``pid`` that are sockets."""
+    fds = []
+    try:
+        names = os.listdir("/proc/%d/fd" % pid)
+    except OSError:
+        return []
+    for name in names:
+        try:
+            if os.readlink("/proc/%d/fd/%s" % (pid, name)).startswith("socket:"):
+                fds.append(int(name))
+        except (OSError, ValueError):  # closed meanwhile
+            continue
+    return sorted(fds)
+
+
+def enlarge_packet_sockets(pid: int, size: int, getfd: Callable[[int, int], int] = process_fd) -> list[str]:
+    """Give every packet socket of process ``pid`` the receive buffer
+    ``size`` (``SO_RCVBUFFORCE``: past ``net.core.rmem_max``, which a network
+    namespace cannot change) and return the devices they are bound to."""
+    devices = []
+    for fd in socket_fds(pid):
+        try:
+            copy = getfd(pid, fd)
+        except OSError as exc:
+            if exc.errno == errno.EBADF:  # closed meanwhile
+                continue
+            raise
+        with socket.socket(fileno=copy) as sock:
+            if sock.family != socket.AF_PACKET:
+                continue
+            sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, size)
+            name = sock.getsockname()[0]
+            if name:
+                devices.append(name)
+    return sorted(devices)
+
+
+def enlarge_port_buffers(layout: dict[str, Any],
+                         enlarge: Callable[[int, int], list[str]] = enlarge_packet_sockets,
+                         wait: float = HEALTH_WAIT) -> dict[str, Any]:
+    """Give the packet sockets through which each switch's ``ovs-vswitchd``
+    reads its ports the layout's ``port_receive_buffer`` (layout.py says
+    why). Waits up to ``wait`` seconds for a switch that has not opened all
+    its ports yet. Returns ``{"bytes": size, "switches": n}``, or
+    ``{"bytes": 0, "not_set": why}`` when the kernel refuses (no
+    ``pidfd_getfd``, a ptrace policy): the lab works without, its host ports
+    then drop what arrives while a switch commits a large change. LabError
+    naming the switch and its ports when they stay unopened."""
+    size = int(layout.get("port_receive_buffer") or 0)
+    if not size:
+        return {"bytes": 0, "not_set": "port_receive_buffer is 0"}
+    deadline = time.monotonic() + wait
+    for name, sw in layout["switches"].items():
+        pid = _pid_from(os.path.join(sw["dir"], "ovs-vswitchd.pid"))
+        if pid is None:
+            raise LabError("%s: ovs-vswitchd has no pid: cannot size its port buffers" % name)
+        wanted = {port["dev"] for port in sw["ports"].values()}
+        while True:
+            try:
+                missing = wanted - set(enlarge(pid, size))
+            except OSError as exc:
+                return {"bytes": 0, "not_set": "%s: %s" % (name, exc)}
+            if not missing:
+                break
+            if time.monotonic() >= deadline:
+                raise LabError("%s: ovs-vswitchd (pid %d) reads no packet socket on %s"
+                               % (name, pid, ", ".join(sorted(missing))))
+            time.sleep(0.05)
+    return {"bytes": size, "switches": len(layout["switches"])}
+
+
 def memory(layout: dict[str, Any]) -> dict[str, Any]:
     """Processes of the lab and the memory they use (kB): RSS, and PSS,
     which shares the pages of common libraries fairly among processes."""
@@ -506,7 +602,8 @@ def lab_up(layout: dict[str, Any], check_mode: bool = False, teardown_on_failure
     healthy. A lab of that name with another layout, or a broken one, is
     removed first and built again. Returns a dict with ``changed``,
     ``outcome`` (``unchanged``, ``created`` or ``rebuilt``), ``reasons``,
-    ``timings`` (seconds per phase) and ``summary``; in check mode nothing
+    ``timings`` (seconds per phase), ``port_buffers`` (when built:
+    :func:`enlarge_port_buffers`) and ``summary``; in check mode nothing
     is touched and ``outcome`` tells what would happen.
     """
     record = read_record(layout["state_root"], layout["lab"])
@@ -541,6 +638,7 @@ def lab_up(layout: dict[str, Any], check_mode: bool = False, teardown_on_failure
         if problems:
             raise LabError("the lab came up broken: %s" % "; ".join(problems[:5]))
         prioritize_daemons(layout)
+        port_buffers = enlarge_port_buffers(layout)
     except (LabError, OSError) as exc:
         if teardown_on_failure:
             try:
@@ -551,9 +649,9 @@ def lab_up(layout: dict[str, Any], check_mode: bool = False, teardown_on_failure
             raise LabError("%s (the half-built lab was removed)" % exc)
         raise
     timings["total"] = round(time.monotonic() - started, 3)
-    _write_record(layout, "ready", {"timings": timings})
+    _write_record(layout, "ready", {"timings": timings, "port_buffers": port_buffers})
     return {"changed": True, "outcome": outcome, "reasons": reasons, "timings": timings,
-            "summary": summary(layout)}
+            "port_buffers": port_buffers, "summary": summary(layout)}
 
 
 def lab_down(state_root: str, name: str, check_mode: bool = False) -> dict[str, Any]:

@@ -1,9 +1,11 @@
 """The lab's life cycle on this machine with a small two-switch lab: a build
 that fails halfway is removed again, a half-built lab left behind is removed
-by lab_down, a changed layout or a dead daemon makes lab_up rebuild, and a
-name already taken is refused."""
+by lab_down, a changed layout or a dead daemon makes lab_up rebuild, a
+name already taken is refused, and every switch port is read through the
+enlarged packet-socket buffer."""
 
 import os
+import re
 import signal
 import subprocess
 import time
@@ -12,7 +14,7 @@ import pytest
 from lab_helpers import processes_mentioning, root_interfaces
 
 from ansible_collections.ethercluster.routing.plugins.module_utils.lab import plan, runner
-from ansible_collections.ethercluster.routing.plugins.module_utils.lab.layout import lab_layout
+from ansible_collections.ethercluster.routing.plugins.module_utils.lab.layout import PORT_RECEIVE_BUFFER, lab_layout
 from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
 
 pytestmark = pytest.mark.lab
@@ -125,3 +127,27 @@ def test_a_mgmt_network_in_use_is_refused(clean):
                                             "203.0.113.225/32 on ec"):
         runner.lab_up(other)
     assert runner.health(layout) == []
+
+
+def _port_buffers(layout, name):
+    """``{device: receive buffer}`` of the packet sockets in switch ``name``'s namespace."""
+    text = subprocess.run(["ip", "netns", "exec", layout["switches"][name]["netns"], "ss", "-0", "-m", "-n"],
+                          check=True, capture_output=True, text=True).stdout
+    return {found.group(1): int(found.group(2))
+            for found in re.finditer(r"\*:(\S+)\s.*?skmem:\([^)]*?rb(\d+)", text)}
+
+
+def test_every_port_is_read_through_the_enlarged_buffer(clean):
+    layout = small_layout()
+    result = runner.lab_up(layout)
+    assert result["port_buffers"] == {"bytes": PORT_RECEIVE_BUFFER, "switches": 2}
+    for name, sw in layout["switches"].items():
+        ports = {port["dev"] for port in sw["ports"].values()}
+        # the kernel doubles what SO_RCVBUFFORCE asks (socket(7))
+        assert {dev: size for dev, size in _port_buffers(layout, name).items() if dev in ports} == \
+            {dev: 2 * PORT_RECEIVE_BUFFER for dev in ports}, name
+    kernel = small_layout(port_receive_buffer=0)
+    assert runner.lab_up(kernel)["port_buffers"] == {"bytes": 0, "not_set": "port_receive_buffer is 0"}
+    with open("/proc/sys/net/core/rmem_default", encoding="utf-8") as handle:
+        default = int(handle.read())
+    assert set(_port_buffers(kernel, "sw0").values()) == {default}
