@@ -12,7 +12,8 @@ Per switch port (the veth ``pN`` in the switch's namespace):
 * ``socket``: frames the kernel dropped at the packet socket through which
   ``ovs-vswitchd`` reads the port (``ss -0 -m``, skmem ``d``): the socket's
   receive buffer was full because the switch's main loop did not read it in
-  time (212,992 bytes: about 256 small frames);
+  time (the lab asks 2 MiB for it, ``runner.enlarge_port_buffers``; the
+  kernel's 212,992 bytes, about 256 small frames, where that was refused);
 * ``rx_dropped``, ``tx_dropped``: the veth's own counters (``ip -s link``;
   a veth counts a frame its peer could not take in ``tx_dropped``);
 * ``qdisc``: frames the port's egress ``tbf`` (the emulated link speed)
