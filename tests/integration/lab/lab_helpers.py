@@ -82,10 +82,15 @@ def ansible_env():
     return env
 
 
-def ansible_playbook(*args, timeout=300):
+def ansible_playbook(*args, timeout=300, controller=None, state_root="/run/ethercluster-lab"):
+    """ansible-playbook with ``args`` from the checkout. ``controller``: the
+    name of a lab whose ``controller.sh`` runs it (a cpu cgroup of its own,
+    as a real controller has a CPU of its own: docs/lab.md, "The
+    controller's CPU"), for playbooks timed under the lab's probes."""
     tool = Path(sys.executable).parent / "ansible-playbook"
     assert tool.exists(), "ansible-playbook not found next to %s" % sys.executable
-    return subprocess.run([str(tool), *map(str, args)], cwd=str(ROOT), env=ansible_env(),
+    prefix = ["%s/%s/controller.sh" % (state_root, controller)] if controller else []
+    return subprocess.run([*prefix, str(tool), *map(str, args)], cwd=str(ROOT), env=ansible_env(),
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 
