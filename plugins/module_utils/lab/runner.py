@@ -377,7 +377,12 @@ def enlarge_packet_sockets(pid: int, size: int, getfd: Callable[[int, int], int]
             if exc.errno == errno.EBADF:  # closed meanwhile
                 continue
             raise
-        with socket.socket(fileno=copy) as sock:
+        try:
+            sock = socket.socket(fileno=copy)
+        except OSError:  # the number was reused meanwhile by something that is not a socket
+            os.close(copy)
+            continue
+        with sock:
             if sock.family != socket.AF_PACKET:
                 continue
             sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, size)

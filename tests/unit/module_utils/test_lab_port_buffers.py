@@ -118,3 +118,18 @@ def test_a_port_never_opened_is_named_and_a_refusal_is_reported(tmp_path):
     with pytest.raises(LabError) as raised:
         runner.enlarge_port_buffers(_layout(tmp_path / "later", {"sw3": None}))
     assert str(raised.value) == "sw3: ovs-vswitchd has no pid: cannot size its port buffers"
+
+
+def test_a_descriptor_reused_by_a_file_meanwhile_is_skipped_and_closed():
+    copies = []
+
+    def getfd(pid, fd):
+        copies.append(os.open(os.devnull, os.O_RDONLY))  # the socket closed, its number reused by a file
+        return copies[-1]
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM):  # so that this process has a socket to list
+        assert runner.enlarge_packet_sockets(os.getpid(), 65536, getfd=getfd) == []
+    assert copies
+    for copy in copies:
+        with pytest.raises(OSError):
+            os.fstat(copy)
