@@ -113,9 +113,8 @@ def lab_layout(topology: Topology, name: str | None = None, state_root: str = ST
     ``cli_python``/``cli_pythonpath``: the interpreter (with jinja2 and
     netaddr) and the ``ansible_collections/`` parent that run the emulated
     CLI of :data:`CLI_PLATFORMS` switches (default: this Python and tree).
-    ``daemon_niceness``: ``{pid file: nice}`` (default :data:`DAEMON_NICENESS`).
-    ``port_receive_buffer``: bytes asked for each switch port's packet
-    socket (default :data:`PORT_RECEIVE_BUFFER`; 0 leaves the kernel's).
+    ``daemon_niceness``: ``{pid file: nice}`` (default :data:`DAEMON_NICENESS`);
+    ``port_receive_buffer``: bytes for each port's packet socket (0: the kernel's).
 
     Raises :class:`~.plan.LabError` naming the option, switch or host at
     fault: a bad lab name, networks too small for the fabric, a host address
