@@ -31,7 +31,8 @@ SETTINGS = ["-e", "routing=updown", "-e", "assignment=renamed"]
 
 
 def play(lab, playbook, *args):
-    proc = ansible_playbook("-i", str(lab["topology"]), "-i", lab["inventory"], playbook, *args, controller=LAB)
+    proc = ansible_playbook("-i", str(lab["topology"]), "-i", lab["inventory"], playbook, *args,
+                            controller=lab["layout"]["lab"])
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     return tasks_by_name(proc.stdout)
 

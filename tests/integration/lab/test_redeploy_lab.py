@@ -32,7 +32,7 @@ SEGMENT = ["-e", "routing=segment", "-e", "assignment=renamed"]
 def deploy(lab, out, *args):
     proc = ansible_playbook("-i", str(lab["topology"]), "-i", lab["inventory"], "playbooks/deploy_routing.yml",
                             "-e", "out=%s" % out, "-e", "make_before_break=true", *args, timeout=1800,
-                            controller=LAB)
+                            controller=lab["layout"]["lab"])
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     return tasks_by_name(proc.stdout)
 

@@ -42,7 +42,8 @@ FAST = ["-e", "renegotiation_s=0.5", "-e", "transition_wait_s=0.5"]
 def play(lab, playbook, *args, check=True):
     """Run a playbook against the lab with the JSON callback; return
     (rc, {task name: {host: result}}, output)."""
-    proc = ansible_playbook("-i", str(TOPOLOGY), "-i", lab["inventory"], playbook, *args, controller=LAB)
+    proc = ansible_playbook("-i", str(TOPOLOGY), "-i", lab["inventory"], playbook, *args,
+                            controller=lab["layout"]["lab"])
     tasks = tasks_by_name(proc.stdout)
     if check:
         assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
