@@ -337,6 +337,8 @@ def process_fd(pid: int, fd: int) -> int:
     refuses."""
     import ctypes  # pylint: disable=import-outside-toplevel  # Linux only, and only here
 
+    if not hasattr(os, "pidfd_open"):  # Python before 3.9, or not Linux
+        raise OSError(errno.ENOSYS, "this Python has no os.pidfd_open")
     libc = ctypes.CDLL(None, use_errno=True)
     pidfd = os.pidfd_open(pid)
     try:

@@ -133,3 +133,11 @@ def test_a_descriptor_reused_by_a_file_meanwhile_is_skipped_and_closed():
     for copy in copies:
         with pytest.raises(OSError):
             os.fstat(copy)
+
+
+def test_a_python_without_pidfd_open_leaves_the_kernel_size_and_says_why(tmp_path, monkeypatch):
+    monkeypatch.delattr(runner.os, "pidfd_open")
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM):  # a socket to copy
+        layout = _layout(tmp_path, {"sw0": os.getpid()})
+        assert runner.enlarge_port_buffers(layout) == {
+            "bytes": 0, "not_set": "sw0: [Errno %d] this Python has no os.pidfd_open" % errno.ENOSYS}
