@@ -172,6 +172,27 @@ def test_a_switch_failure_without_a_plan_is_logged_and_not_pushed():
     assert [(entry["event"], entry["kind"]) for entry in made.handle()] == [("noted", "switch_up")]
 
 
+def test_a_dying_switch_seen_first_as_its_link_comes_back_to_the_base_with_the_switch():
+    """A switch whose ports go down one by one is seen first as one link
+    failing (failed over), then refused as a second failure; its return
+    brings that link back too, so the held backup goes: the base again."""
+    link = RING.links[1]        # sw1:3 -- sw2:2
+    made, fake, events = responder(preplan=[link.name])
+    base = plan(RING, bank="A", **OPTIONS).intent
+    armed = made.arming["switches"]
+    made.observe(carriers(RING, cut=[link.name]))
+    assert [entry["event"] for entry in made.handle()] == ["recovered"]
+    made.observe(carriers(RING, dead=["sw2"]))
+    refused = made.handle()
+    assert [(entry["event"], entry["kind"]) for entry in refused] == [("failed", "switch_down")]
+    assert made.down == {link.index}
+    made.observe(carriers(RING))
+    back = made.handle()
+    made.settle()
+    assert [(entry["event"], entry["kind"], entry["name"]) for entry in back] == [("restored", "switch_up", "sw2")]
+    assert holds(fake, armed_intent(base, armed)) and not made.down and made.held_failure is None
+
+
 def test_a_second_cut_on_a_ring_is_refused_naming_the_halt_and_drain():
     made, fake, events = responder(preplan=[RING.links[1].name])
     made.observe(carriers(RING, cut=[RING.links[1].name]))
