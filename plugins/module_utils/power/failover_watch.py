@@ -724,8 +724,7 @@ class Responder:
             if held is None or held.switch != event["name"]:
                 # a dying switch can be seen first as one of its links failing, and then be refused as a
                 # second failure: the held backup avoids that link, which came back with the switch
-                returned = sorted(index for index in self.down if event["name"] in (
-                    self.topology.links[index].a.switch, self.topology.links[index].b.switch))
+                returned = sorted(self.down & {channel.link for channel in self.topology.out_channels(event["name"])})
                 if returned:
                     return self._link_up(dict(event, link=returned[0]))
                 return self.log("noted", name=event["name"], kind=event["kind"], detected=event["at"],
