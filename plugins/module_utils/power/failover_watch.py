@@ -74,6 +74,12 @@ from .transition_run import OvsDriver, TransitionRunError, differing, holds, rea
     write_in_threads
 
 Data = dict[str, Any]
+# How many hold-downs a link seen down by one end only waits for its other end's answer. Both ends of a
+# cut link answer within 0.05-0.3 s under the lab's probes; a switch that died with its management up
+# is seen first by the neighbours that answer first, and with a late own answer and one late neighbour
+# its links passed the hold-down as three link failures (benchmark, 2026-11-29: docs/failover.md,
+# "Detection"). A switch that lost power entirely fails its poll, which is acted on at once.
+ONE_END_HOLDS = 5
 PROOF_KEYS = ("acyclic", "order_free", "drain", "kept_turn_order", "rounds", "armed", "recovered_after_step", "states",
               "walks", "simulated_states", "dependency_edges", "notes")
 
@@ -277,15 +283,21 @@ def hold_needed(topology: Topology, before: dict[str, dict[str, str] | None] | N
     """How long the change from ``before`` to ``now`` must hold still before
     it is acted on: nothing when it is whole switches failing
     (:func:`whole_switches_failed`), half the hold-down when it is links
-    going down that both ends answered (:func:`links_confirmed`), else the
-    hold-down ``settle_s`` (the first answers, a link seen by one end, a
-    return)."""
+    going down that both ends answered (:func:`links_confirmed`),
+    :data:`ONE_END_HOLDS` hold-downs when it is links going down that an
+    end has not answered yet (the other end's answer, when it comes, is a
+    change judged anew), else the hold-down ``settle_s`` (the first
+    answers, a return)."""
     if before is None:
         return settle_s
     if whole_switches_failed(topology, before, now):
         return 0.0
     if links_confirmed(topology, before, now):
         return settle_s / 2
+    changes = _link_changes(topology, before, now)
+    if changes and set(changes.values()) == {"down"} and failed_switches(topology, now) == failed_switches(
+            topology, before):
+        return settle_s * ONE_END_HOLDS
     return settle_s
 
 
