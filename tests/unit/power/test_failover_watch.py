@@ -344,26 +344,10 @@ def test_a_dying_switch_with_a_late_own_answer_and_a_late_neighbour_is_one_switc
 
 
 def test_a_whole_switch_failing_is_handled_without_the_hold_down_and_a_link_cut_waits_for_it():
-    def detected_after(cut=(), dead=()):
-        """The failure's kind and how long after it began it was detected (a hold-down of 3 s)."""
-        made, _fake, events = responder(RING, preplan=["sw2", RING.links[0].name], check_mode=True)
-        began = []
-
-        def reader(switch, expected):
-            """The fabric whole until the watch began, then the failure."""
-            time.sleep(0.01)
-            if not any(entry["event"] == "watching" for entry in events):
-                return carriers(RING)[switch], "whole"
-            began.append(began[0] if began else time.monotonic())
-            return carriers(RING, cut=cut, dead=dead)[switch], "failed"
-
-        fw.watch(made, reader, lambda handled: handled >= 1, tick_s=0.01, settle_s=3.0)
-        found = [entry for entry in events if entry["event"] == "detected"][0]
-        return found["kind"], time.monotonic() - began[0]
-
-    kind, seconds = detected_after(dead=["sw2"])
+    # a hold-down of 3 s, every switch answering the failure at once
+    (kind, _name, seconds), = _detected_with_late_answers(RING, dead=["sw2"], settle_s=3.0)
     assert kind == "switch_down" and seconds < 1.5                # not held
-    kind, seconds = detected_after(cut=[RING.links[0].name])
+    (kind, _name, seconds), = _detected_with_late_answers(RING, cut=[RING.links[0].name], settle_s=3.0)
     assert kind == "link_down" and 1.5 <= seconds < 3.0           # both ends answered: half the hold-down
 
 
