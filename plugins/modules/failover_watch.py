@@ -27,7 +27,8 @@ description:
   - It then watches the carrier of every fabric port, one long poll per switch that answers as soon as the switch sends
     its OpenFlow port status message (C(ovs-ofctl monitor)), and acts on a change once the carriers held still for
     O(settle_s); whole switches failing at once, links going down that both ends answered (each with another fabric
-    port up) after half of O(settle_s). A link is down when either end lost carrier; a switch has failed when all its
+    port up) after half of O(settle_s), links going down that one end has not answered yet after its answer (up to
+    five times O(settle_s)). A link is down when either end lost carrier; a switch has failed when all its
     fabric ports lost carrier, all its links are down as its neighbours see them, or its session died.
   - On a link or switch failure it runs the planned move's urgent pushes -- parallel rounds, each proven by
     simulating every mix of old and new switches it can make; a round writes the switches it flips (each with the
@@ -86,7 +87,8 @@ options:
   settle_s:
     description: How long the carriers must hold still before a change is acted on (seconds), so that the links of a
       failed switch, seen going down one after the other, make one switch failure. A switch whose every link is down
-      is acted on at once; links going down that both ends answered, after half of it.
+      is acted on at once; links going down that both ends answered, after half of it; links going down that one end
+      has not answered yet wait for that end, up to five times it.
     type: float
     default: 0.2
   wait_s:

@@ -77,8 +77,8 @@ Data = dict[str, Any]
 # How many hold-downs a link seen down by one end only waits for its other end's answer. Both ends of a
 # cut link answer within 0.05-0.3 s under the lab's probes; a switch that died with its management up
 # is seen first by the neighbours that answer first, and with a late own answer and one late neighbour
-# its links passed the hold-down as three link failures (benchmark, 2026-11-29: docs/failover.md,
-# "Detection"). A switch that lost power entirely fails its poll, which is acted on at once.
+# its links passed the hold-down as three link failures (benchmark, 2026-11-29: docs/failover.md, "A link's
+# other end awaited"). A switch that lost power entirely fails its poll, which is acted on at once.
 ONE_END_HOLDS = 5
 PROOF_KEYS = ("acyclic", "order_free", "drain", "kept_turn_order", "rounds", "armed", "recovered_after_step", "states",
               "walks", "simulated_states", "dependency_edges", "notes")
