@@ -254,20 +254,32 @@ def links_confirmed(topology: Topology, before: dict[str, dict[str, str] | None]
     switch can still look so when its own answer caught its ports going
     down one after the other; a switch that lost power does not answer at
     all, so its links are never confirmed by both ends."""
+    down = _links_going_down(topology, before, now)
+    return bool(down) and _both_ends_answered(topology, now, down)
+
+
+def _links_going_down(topology: Topology, before: dict[str, dict[str, str] | None],
+                      now: dict[str, dict[str, str] | None]) -> list[int]:
+    """The links that went down from ``before`` to ``now`` when that is all
+    that changed (no link came up, no switch failed or came back), else none."""
     if failed_switches(topology, now) != failed_switches(topology, before):
-        return False
-    ports = fabric_ports(topology)
+        return []
     changes = _link_changes(topology, before, now)
-    for index, value in changes.items():
-        if value != "down":
-            return False
+    return [] if "up" in changes.values() else sorted(changes)
+
+
+def _both_ends_answered(topology: Topology, now: dict[str, dict[str, str] | None], links: Iterable[int]) -> bool:
+    """Whether each end's own answer in ``now`` has its port of ``links``
+    without carrier and another fabric port with it."""
+    ports = fabric_ports(topology)
+    for index in links:
         link = topology.links[index]
         for end in (link.a, link.b):
             seen = now.get(end.switch) or {}
             if seen.get(str(end.port)) != "down" or not any(
                     seen.get(port) == "up" for port in ports[end.switch] if port != str(end.port)):
                 return False
-    return bool(changes)
+    return True
 
 
 def _link_changes(topology: Topology, before: dict[str, dict[str, str] | None],
@@ -292,13 +304,10 @@ def hold_needed(topology: Topology, before: dict[str, dict[str, str] | None] | N
         return settle_s
     if whole_switches_failed(topology, before, now):
         return 0.0
-    if links_confirmed(topology, before, now):
-        return settle_s / 2
-    changes = _link_changes(topology, before, now)
-    if changes and set(changes.values()) == {"down"} and failed_switches(topology, now) == failed_switches(
-            topology, before):
-        return settle_s * ONE_END_HOLDS
-    return settle_s
+    down = _links_going_down(topology, before, now)
+    if not down:
+        return settle_s
+    return settle_s / 2 if _both_ends_answered(topology, now, down) else settle_s * ONE_END_HOLDS
 
 
 # ------------------------------------------------------------ planning
