@@ -262,6 +262,40 @@ def test_ssh_sessions_get_the_sshds_priority_through_bash_env(ring3, tmp_path):
                if isinstance(step, plan.WriteFile) and step.path.endswith("sshd_config"))
 
 
+def test_ovs_ofctl_runs_at_real_time_priority_in_the_sessions(ring3, tmp_path):
+    # a switch's management CPU is its own: the sessions find the lab's ovs-ofctl first on PATH, which
+    # sets itself to real-time priority and runs the real one (the first outside its directory)
+    priority = _written(ring3, "/run/ethercluster-lab/r3/session-priority.sh")
+    assert "PATH=/run/ethercluster-lab/r3/bin:$PATH; export PATH" in priority.content
+    wrapper = _written(ring3, "/run/ethercluster-lab/r3/bin/ovs-ofctl")
+    assert wrapper.mode == 0o755
+    assert "chrt -f -p %d $$" % plan.REALTIME_TOOL_PRIORITY in wrapper.content
+    layout = lab_layout(ring3, name="r3", daemon_niceness={"sshd.pid": -7})
+    files = steps(phase(plan.up_phases(layout), "files"))
+    assert files.index(plan.MakeDirs("/run/ethercluster-lab/r3/bin", 0o755)) < files.index(wrapper)
+    # run as written: the tools directory first on PATH, a "real" ovs-ofctl further on, which says
+    # its arguments, its scheduling policy (chrt -p: SCHED_FIFO where the kernel allowed it) and PATH
+    tools, real = tmp_path / "bin", tmp_path / "real"
+    tools.mkdir()
+    real.mkdir()
+    (tools / "ovs-ofctl").write_text(wrapper.content.replace("/run/ethercluster-lab/r3/bin", str(tools)))
+    (tools / "ovs-ofctl").chmod(0o755)
+    (real / "ovs-ofctl").write_text('#!/bin/sh\necho "$*"\nchrt -p $$\necho "$PATH"\n')
+    (real / "ovs-ofctl").chmod(0o755)
+    path = "%s:%s:%s:%s" % (tools, real, tools, os.environ["PATH"])
+    run = subprocess.run(["ovs-ofctl", "dump-flows", "br0", "table=2"], env={"PATH": path},
+                         capture_output=True, text=True, check=True)
+    said = run.stdout.splitlines()
+    assert said[0] == "dump-flows br0 table=2"
+    allowed = subprocess.run(["chrt", "-f", "1", "true"], capture_output=True, check=False).returncode == 0
+    assert ("SCHED_FIFO" in said[1]) == allowed
+    assert said[-1] == "%s:%s" % (real, os.environ["PATH"])   # its own directory gone, every other kept
+    # without a session priority the sessions keep their PATH and the lab has no tools directory
+    calm = lab_layout(ring3, name="r3", daemon_niceness={"ovs-vswitchd.pid": -10})
+    assert not any(getattr(step, "path", "").startswith("/run/ethercluster-lab/r3/bin")
+                   for step in steps(phase(plan.up_phases(calm), "files")))
+
+
 def _run_controller(script, tmp_path, cgroups):
     """controller.sh as written, the lab's priority script replaced by one
     that says it ran and the cgroup file systems by ``cgroups``; the
