@@ -64,7 +64,7 @@ class ActionModule(CollectionAction):
         with self._session(args, task_vars, switch) as session:
             current = ovs.parse_state(session.run(ovs.read_script(bridge), "read"))
             changes = ovs.compare(current, desired, switch)
-            result["commands"] = ovs.change_summary(changes, current)
+            result["commands"] = ovs.change_summary(changes, current, desired)
             result["changed"] = changes.changed
             if changes.changed and self._task.diff:
                 result["diff"] = dict(

@@ -24,8 +24,10 @@ description:
     C(ansible_ssh_private_key_file), C(ansible_ssh_common_args) for jump hosts and known hosts files, become and host
     key checking as for any task), reads what it holds in one round trip, compares, and writes only when something
     differs, in one round trip. Each round trip is one shell script given on the standard input of C(/bin/sh).
-    The pipeline is replaced atomically (C(ovs-ofctl --bundle replace-flows), which also flushes learned entries);
-    ports come up before and go down after it.
+    The pipeline is made the intent's atomically. The switch compares its flows with the intent's
+    (C(ovs-ofctl diff-flows)) and the differences go in one bundle (C(ovs-ofctl --bundle add-flows)); learned entries
+    stay when the pipeline has static MAC entries (they decide for every planned host) and are flushed when it has
+    none (C(mac_learning=self)); ports come up before and go down after it.
   - On a switch of the lab (M(ethercluster.routing.lab)) with a renegotiation gap, a speed change takes the port
     down for the gap (the switch's figure for that change, when the lab was built with
     O(ethercluster.routing.lab#module:renegotiation_gap=profile)) and brings it back, and the task returns after
@@ -108,8 +110,8 @@ notes:
     removed; set the inventory's connection variables instead (C(ansible_host), C(ansible_port), C(ansible_user),
     C(ansible_ssh_private_key_file), C(ansible_ssh_common_args) with C(-o UserKnownHostsFile=FILE)).
   - Ports of the switch that the intent does not name are left as they are (no flows send frames to them).
-  - Flows with the pipeline's cookie are managed; learned entries (their own cookie) are ignored when comparing;
-    any other flow is removed.
+  - Flows with the pipeline's cookie are managed; learned entries (their own cookie) are ignored when comparing and
+    kept by a write unless the pipeline has no static MAC entry; any other flow is removed.
 seealso:
   - module: ethercluster.routing.lab
 """
@@ -145,7 +147,7 @@ commands:
   type: list
   elements: str
   sample:
-    - "flows: replace (43 to add, 0 to remove, 0 learned entries flushed)"
+    - "flows: 43 to add, 0 to remove, learned entries kept"
     - "port 3: speed 1000 -> 100 Mb/s"
 flows:
   description: Number of flows of the rendered pipeline.

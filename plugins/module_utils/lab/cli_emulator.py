@@ -142,7 +142,7 @@ def apply_entry(entry: Mapping[str, Any], switch: str, bridge: str = ovs.DEFAULT
     changes = ovs.compare(current, desired, switch)
     if changes.changed:
         shell(ovs.write_script(changes, desired, current, bridge), "writing the OVS bridge")
-    return ovs.change_summary(changes, current)
+    return ovs.change_summary(changes, current, desired)
 
 
 # ------------------------------------------------------------------ files

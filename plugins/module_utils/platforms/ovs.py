@@ -792,9 +792,9 @@ def write_script(changes: Changes, desired: dict[str, Any], current: dict[str, A
     """Shell script that applies ``changes`` in one round trip.
 
     Order, so that the switch never holds less than both states allow:
-    ports come up first, then the pipeline is replaced in one atomic
-    bundle (``replace-flows`` also clears the learned entries), then ports
-    go down, then speeds change. A speed change on a switch with a
+    ports come up first, then the pipeline's differences are applied in
+    one atomic bundle (:func:`flow_write_lines`), then ports go down, then
+    speeds change. A speed change on a switch with a
     renegotiation gap takes the port down for the gap, as a real switch
     does while it renegotiates, and brings it back up (unless it is meant
     to be down). The script stops at the first failing command.
@@ -811,9 +811,7 @@ def write_script(changes: Changes, desired: dict[str, Any], current: dict[str, A
             settings.append("%s=%s" % (column, str(value).lower()))
         lines.append("ovs-vsctl set Bridge %s %s" % (bridge, " ".join(settings)))
     if changes.flows_added or changes.flows_removed:
-        marker = "ETHERCLUSTER_FLOWS"
-        lines.append("%s --bundle replace-flows %s - <<'%s'" % (ofctl, bridge, marker))
-        lines.append(flows_text(desired["flows"]) + marker)
+        lines.extend(flow_write_lines(desired, ofctl, bridge))
     for port in changes.admin_down:
         lines.append("%s mod-port %s %s down" % (ofctl, bridge, current["ports"][port]["ofport"]))
     if changes.speeds:
@@ -834,15 +832,67 @@ def write_script(changes: Changes, desired: dict[str, Any], current: dict[str, A
     return "\n".join(lines)
 
 
-def change_summary(changes: Changes, current: dict[str, Any]) -> list[str]:
+# Turns ``ovs-ofctl diff-flows SWITCH FILE`` ("-flow": only on the switch, "+flow": only in the file,
+# a changed flow as "-" then "+") into a bundle for ``add-flows``: every delete first (strict, by table,
+# priority, match and cookie), then every add; a learned entry's "-" line is skipped when keep=1.
+_DIFF_TO_BUNDLE_AWK = r"""/^-/ {
+  n = split(substr($0, 2), t, " "); m = ""; c = "0"
+  for (i = 1; i <= n; i++) {
+    if (t[i] ~ /^actions=/) break
+    if (t[i] ~ /^cookie=/) c = substr(t[i], 8)
+    else if (t[i] !~ /^(idle_timeout|hard_timeout|importance)=/ \
+             && t[i] !~ /^(send_flow_rem|check_overlap|reset_counts|no_packet_counts|no_byte_counts)$/) m = m " " t[i]
+  }
+  if (keep && c == learned) next
+  print "delete_strict" m " cookie=" c "/-1"; next
+}
+/^[+]/ { adds[++a] = "add " substr($0, 2) }
+END { for (i = 1; i <= a; i++) print adds[i] }"""
+
+
+def keeps_learned(desired: dict[str, Any]) -> bool:
+    """Whether a write leaves the switch's learned entries alone: when the
+    pipeline has static entries, they decide (priority 20 over 10) for
+    every planned host, and a learned entry of another source moves with
+    that source's next frame, as on a hardware switch. A self-learning
+    pipeline (no static entry) forwards by its learned entries, which may
+    be stale once the paths change: its writes flush them.
+
+    Leaving them alone also keeps Open vSwitch 3.1.0 alive: a learned entry
+    deleted while frames still refresh it could be put back by the
+    revalidator and abort the daemon (docs/lab.md, "An emulator defect")."""
+    return any(flow.table == TABLE_FDB and flow.priority == PRIORITY_STATIC for flow in desired["flows"])
+
+
+def flow_write_lines(desired: dict[str, Any], ofctl: str, bridge: str) -> list[str]:
+    """Shell lines that make the switch's pipeline ``desired["flows"]`` in
+    one atomic bundle: the switch compares its flows with them itself
+    (``diff-flows``, so the write is right even if the state it was
+    planned on is old), and only the differences are sent; the learned
+    entries stay unless :func:`keeps_learned` says otherwise. Before
+    2026-11-29 this was ``replace-flows``, which deletes every learned
+    entry on every write."""
+    marker = "ETHERCLUSTER_FLOWS"
+    return [
+        # diff-flows exits 2 when the flows differ, 1 on an error (which stops the script)
+        "ec_flow_diff=$(%s diff-flows %s /dev/stdin <<'%s'" % (ofctl, bridge, marker),
+        flows_text(desired["flows"]) + marker,
+        ") || [ $? -eq 2 ]",
+        "printf '%%s\\n' \"$ec_flow_diff\" | awk -v keep=%d -v learned=%s %s | %s --bundle add-flows %s -"
+        % (keeps_learned(desired), "%#x" % LEARNED_COOKIE, shlex.quote(_DIFF_TO_BUNDLE_AWK), ofctl, bridge),
+    ]
+
+
+def change_summary(changes: Changes, current: dict[str, Any], desired: dict[str, Any]) -> list[str]:
     """One line per change, for the task's result."""
     lines: list[str] = []
     lines.extend("port %s: admin up" % port for port in changes.admin_up)
     lines.extend("bridge: %s=%s" % item for item in sorted(changes.bridge.items()))
     if changes.flows_added or changes.flows_removed:
-        lines.append("flows: replace (%d to add, %d to remove, %d learned entries flushed)"
+        lines.append("flows: %d to add, %d to remove, %s"
                      % (len(changes.flows_added), len(changes.flows_removed),
-                        len(current.get("learned_flows", []))))
+                        "learned entries kept" if keeps_learned(desired) else
+                        "%d learned entries flushed" % len(current.get("learned_flows", []))))
     lines.extend("port %s: admin down" % port for port in changes.admin_down)
     for port, speed in sorted(changes.speeds.items(), key=lambda item: int(item[0])):
         lines.append("port %s: speed %s -> %d Mb/s"

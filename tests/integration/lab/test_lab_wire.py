@@ -242,6 +242,38 @@ def test_static_entries_win_over_learned_ones(lab):
     assert lab.ping("h0a", "h1", count=2)
 
 
+def test_a_flow_write_keeps_the_learned_entries_unless_the_pipeline_has_no_static_one(lab):
+    """A write sends the switch's own diff in one bundle (docs/platforms.md):
+    beside static entries the learned ones stay (deleting them under traffic
+    could abort Open vSwitch 3.1.0); without any static entry (mac_learning:
+    self) the learned entries are the forwarding, and a write flushes them."""
+    h0b, h1 = lab.host("h0b"), lab.host("h1")
+
+    def h1_learned():
+        return [flow for flow in lab.held("sw0")["learned_flows"]
+                if ("dl_dst", h1["mac"]) in flow.match and ("reg0", (10, 0xFFF)) in flow.match]
+
+    config = json.loads(json.dumps(lab.intent["switches"]["sw0"]))
+    try:
+        netns_exec(h0b["netns"], *frames_command(h0b["netns"], "send", h0b["dev"], lab.host("h0a")["mac"],
+                                                 h1["mac"], hex(ETHERTYPE), 3)[4:])
+        assert h1_learned()
+        config["static_macs"] = config["static_macs"][1:]
+        changes = lab.push("sw0", config)
+        assert changes.flows_removed and not changes.flows_added
+        held = lab.held("sw0")
+        assert held["flows"] == ovs.render(config, "sw0")["flows"] and not held["foreign_flows"]
+        assert h1_learned()
+        config["static_macs"] = []
+        assert lab.push("sw0", config).flows_removed
+        assert lab.held("sw0")["flows"] == ovs.render(config, "sw0")["flows"]
+        assert not h1_learned()
+    finally:
+        lab.push("sw0", lab.intent["switches"]["sw0"])
+    assert lab.held("sw0")["flows"] == ovs.render(lab.intent["switches"]["sw0"], "sw0")["flows"]
+    assert lab.ping("h0a", "h1", count=2)
+
+
 def test_admin_down_stops_the_link_both_ways_and_up_restores_it(lab):
     config = json.loads(json.dumps(lab.intent["switches"]["sw0"]))
     config["ports"]["3"]["admin"] = "down"  # sw0:3 carries h2 -> h0a

@@ -9,6 +9,8 @@ parsing what a switch holds, comparing and writing.
   the pipeline that was rendered for that switch.
 """
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -410,7 +412,7 @@ def test_compare_finds_every_kind_of_difference_and_write_orders_them():
     script = ovs.write_script(changes, desired, current, "br0")
     lines = script.splitlines()
     up = lines.index("ovs-ofctl -O OpenFlow13 mod-port br0 2 up")
-    flows = next(i for i, line in enumerate(lines) if "--bundle replace-flows br0 -" in line)
+    flows = next(i for i, line in enumerate(lines) if "--bundle add-flows br0 -" in line)
     down = lines.index("ovs-ofctl -O OpenFlow13 mod-port br0 1 down")
     gap_down = lines.index("ip link set p2 down")
     tc = lines.index("tc qdisc replace dev p2 root tbf rate 100mbit burst 131072 latency 20ms")
@@ -420,10 +422,79 @@ def test_compare_finds_every_kind_of_difference_and_write_orders_them():
     assert "ovs-vsctl set Bridge br0 rstp_enable=true" in lines
     body = script.split("<<'ETHERCLUSTER_FLOWS'\n", 1)[1].split("ETHERCLUSTER_FLOWS", 1)[0]
     assert ovs.parse_flows(body) == desired["flows"]
-    summary = ovs.change_summary(changes, current)
+    summary = ovs.change_summary(changes, current, desired)
     assert "port 2: speed 1000 -> 100 Mb/s" in summary
-    assert "flows: replace (0 to add, 2 to remove, %d learned entries flushed)" \
-        % len(current["learned_flows"]) in summary
+    assert "flows: 0 to add, 2 to remove, learned entries kept" in summary
+    # a self-learning pipeline (no static entry) flushes them
+    selfish = dict(desired, flows=[flow for flow in desired["flows"] if flow.priority != ovs.PRIORITY_STATIC])
+    assert "flows: 0 to add, 2 to remove, %d learned entries flushed" % len(current["learned_flows"]) \
+        in ovs.change_summary(changes, current, selfish)
+
+
+# what ovs-ofctl diff-flows prints for a switch holding a learned entry, a foreign flow (cookie 0), a
+# flow the intent changes and one it drops, against an intent that also adds one (Open vSwitch 3.1.0)
+_DIFF_FLOWS = """\
+-table=2 priority=10,reg0=0x5,dl_dst=00:00:00:00:00:01 cookie=0xec01 idle_timeout=300 actions=load:0x1->NXM_NX_REG1[]
+-table=3 priority=1,in_port=5 actions=drop
+-priority=100,in_port=1 cookie=0xec00 actions=load:0x14->NXM_NX_REG0[],resubmit(,1)
++priority=100,in_port=1 cookie=0xec00 actions=load:0x1e->NXM_NX_REG0[],resubmit(,1)
+-table=2 priority=20,reg0=0x14,dl_dst=00:00:00:00:00:09 cookie=0xec00 send_flow_rem actions=load:0x2->NXM_NX_REG1[]
++table=3 priority=10,reg0=0x1e,reg1=0 cookie=0xec00 actions=output:2
+"""
+
+
+def _run_flow_write(tmp_path, desired, diff_status=2):
+    """The lines of :func:`ovs.flow_write_lines` run by sh, with an
+    ``ovs-ofctl`` that prints ``_DIFF_FLOWS`` for diff-flows (and exits
+    ``diff_status``) and keeps what add-flows reads; returns (exit status,
+    the bundle sent or None, what diff-flows read)."""
+    tools = tmp_path / "bin"
+    tools.mkdir(exist_ok=True)
+    (tools / "diff.txt").write_text(_DIFF_FLOWS)
+    (tools / "ovs-ofctl").write_text(
+        '#!/bin/sh\nd=%s\ncase "$*" in\n'
+        '  *diff-flows*) cat /dev/stdin >"$d/read.txt"; cat "$d/diff.txt"; exit %d ;;\n'
+        '  *"--bundle add-flows br0 -"*) cat >"$d/bundle.txt" ;;\n  *) exit 9 ;;\nesac\n' % (tools, diff_status))
+    (tools / "ovs-ofctl").chmod(0o755)
+    script = "set -e\n" + "\n".join(ovs.flow_write_lines(desired, "ovs-ofctl -O OpenFlow13", "br0")) + "\n"
+    run = subprocess.run(["sh", "-s"], input=script, text=True, capture_output=True,
+                         env={"PATH": "%s:%s" % (tools, os.environ["PATH"])}, check=False)
+    bundle = tools / "bundle.txt"
+    return run.returncode, bundle.read_text() if bundle.exists() else None, (tools / "read.txt").read_text()
+
+
+def test_a_write_sends_the_switchs_own_diff_as_one_bundle_and_leaves_learned_entries_alone(tmp_path):
+    desired = ovs.render(ring3_intent()["switches"]["sw1"], "sw1")
+    assert ovs.keeps_learned(desired)
+    status, bundle, read = _run_flow_write(tmp_path, desired)
+    assert status == 0
+    assert ovs.parse_flows(read) == desired["flows"]          # the switch compares itself with the intent
+    # deletes first (strict: table, priority, match and cookie; no timeout, flag or action), then adds
+    assert bundle.splitlines() == [
+        "delete_strict table=3 priority=1,in_port=5 cookie=0/-1",
+        "delete_strict priority=100,in_port=1 cookie=0xec00/-1",
+        "delete_strict table=2 priority=20,reg0=0x14,dl_dst=00:00:00:00:00:09 cookie=0xec00/-1",
+        "add priority=100,in_port=1 cookie=0xec00 actions=load:0x1e->NXM_NX_REG0[],resubmit(,1)",
+        "add table=3 priority=10,reg0=0x1e,reg1=0 cookie=0xec00 actions=output:2",
+    ]
+
+
+def test_a_self_learning_write_flushes_the_learned_entries(tmp_path):
+    desired = ovs.render(ring3_intent()["switches"]["sw1"], "sw1")
+    selfish = dict(desired, flows=[flow for flow in desired["flows"] if flow.priority != ovs.PRIORITY_STATIC])
+    assert not ovs.keeps_learned(selfish)
+    status, bundle, read = _run_flow_write(tmp_path, selfish)
+    assert status == 0 and ovs.parse_flows(read) == selfish["flows"]
+    assert bundle.splitlines()[0] == \
+        "delete_strict table=2 priority=10,reg0=0x5,dl_dst=00:00:00:00:00:01 cookie=0xec01/-1"
+
+
+def test_a_write_whose_diff_fails_sends_nothing_and_fails(tmp_path):
+    desired = ovs.render(ring3_intent()["switches"]["sw1"], "sw1")
+    status, bundle, read = _run_flow_write(tmp_path, desired, diff_status=1)
+    assert status == 1 and bundle is None and read
+    status, bundle, read = _run_flow_write(tmp_path, desired, diff_status=0)   # no difference: nothing to do
+    assert status == 0 and read
 
 
 def test_compare_refuses_a_port_the_switch_lacks():
