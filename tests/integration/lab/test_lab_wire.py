@@ -229,16 +229,25 @@ def test_ingress_filtering_drops_foreign_tags_and_accepts_member_tags(lab):
     assert receive_after(11) == {name: {sender["mac"]: 5} for name in others}
 
 
+def _teach_sw0_h1_behind_port_4(lab):
+    """h0b sends frames with h1's MAC as source: sw0 learns h1 behind port 4 in VLAN 10."""
+    h0b = lab.host("h0b")
+    netns_exec(h0b["netns"], *frames_command(h0b["netns"], "send", h0b["dev"], lab.host("h0a")["mac"],
+                                             lab.host("h1")["mac"], hex(ETHERTYPE), 3)[4:])
+
+
+def _sw0_learned_h1(lab):
+    """sw0's learned entries of h1's MAC in VLAN 10."""
+    mac = lab.host("h1")["mac"]
+    return [flow for flow in lab.held("sw0")["learned_flows"]
+            if ("dl_dst", mac) in flow.match and ("reg0", (10, 0xFFF)) in flow.match]
+
+
 def test_static_entries_win_over_learned_ones(lab):
-    """h0b sends frames with h1's MAC as source: sw0 learns h1 behind port 4
-    in VLAN 10, yet the static entry (h1 -> port 2) keeps h0a reaching h1."""
-    h0b, h1 = lab.host("h0b"), lab.host("h1")
-    netns_exec(h0b["netns"], *frames_command(h0b["netns"], "send", h0b["dev"],
-                                             lab.host("h0a")["mac"], h1["mac"],
-                                             hex(ETHERTYPE), 3)[4:])
-    learned = [flow for flow in lab.held("sw0")["learned_flows"]
-               if ("dl_dst", h1["mac"]) in flow.match and ("reg0", (10, 0xFFF)) in flow.match]
-    assert [flow.actions for flow in learned] == [("load:0x4->nxm_nx_reg1[0..15]",)]
+    """sw0 learns h1 behind port 4 in VLAN 10, yet the static entry (h1 ->
+    port 2) keeps h0a reaching h1."""
+    _teach_sw0_h1_behind_port_4(lab)
+    assert [flow.actions for flow in _sw0_learned_h1(lab)] == [("load:0x4->nxm_nx_reg1[0..15]",)]
     assert lab.ping("h0a", "h1", count=2)
 
 
@@ -247,27 +256,20 @@ def test_a_flow_write_keeps_the_learned_entries_unless_the_pipeline_has_no_stati
     beside static entries the learned ones stay (deleting them under traffic
     could abort Open vSwitch 3.1.0); without any static entry (mac_learning:
     self) the learned entries are the forwarding, and a write flushes them."""
-    h0b, h1 = lab.host("h0b"), lab.host("h1")
-
-    def h1_learned():
-        return [flow for flow in lab.held("sw0")["learned_flows"]
-                if ("dl_dst", h1["mac"]) in flow.match and ("reg0", (10, 0xFFF)) in flow.match]
-
     config = json.loads(json.dumps(lab.intent["switches"]["sw0"]))
     try:
-        netns_exec(h0b["netns"], *frames_command(h0b["netns"], "send", h0b["dev"], lab.host("h0a")["mac"],
-                                                 h1["mac"], hex(ETHERTYPE), 3)[4:])
-        assert h1_learned()
+        _teach_sw0_h1_behind_port_4(lab)
+        assert _sw0_learned_h1(lab)
         config["static_macs"] = config["static_macs"][1:]
         changes = lab.push("sw0", config)
         assert changes.flows_removed and not changes.flows_added
         held = lab.held("sw0")
         assert held["flows"] == ovs.render(config, "sw0")["flows"] and not held["foreign_flows"]
-        assert h1_learned()
+        assert _sw0_learned_h1(lab)
         config["static_macs"] = []
         assert lab.push("sw0", config).flows_removed
         assert lab.held("sw0")["flows"] == ovs.render(config, "sw0")["flows"]
-        assert not h1_learned()
+        assert not _sw0_learned_h1(lab)
     finally:
         lab.push("sw0", lab.intent["switches"]["sw0"])
     assert lab.held("sw0")["flows"] == ovs.render(lab.intent["switches"]["sw0"], "sw0")["flows"]

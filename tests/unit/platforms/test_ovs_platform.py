@@ -389,6 +389,11 @@ def test_parse_state_refuses_an_answer_without_the_bridge():
 
 
 # ----------------------------------------------------------- compare/write
+def _without_static_entries(state):
+    """``state`` as a self-learning pipeline renders it: no static entry."""
+    return dict(state, flows=[flow for flow in state["flows"] if flow.priority != ovs.PRIORITY_STATIC])
+
+
 def test_compare_finds_every_kind_of_difference_and_write_orders_them():
     current = recorded_sw1()
     current["gap"] = 2.5
@@ -426,7 +431,7 @@ def test_compare_finds_every_kind_of_difference_and_write_orders_them():
     assert "port 2: speed 1000 -> 100 Mb/s" in summary
     assert "flows: 0 to add, 2 to remove, learned entries kept" in summary
     # a self-learning pipeline (no static entry) flushes them
-    selfish = dict(desired, flows=[flow for flow in desired["flows"] if flow.priority != ovs.PRIORITY_STATIC])
+    selfish = _without_static_entries(desired)
     assert "flows: 0 to add, 2 to remove, %d learned entries flushed" % len(current["learned_flows"]) \
         in ovs.change_summary(changes, current, selfish)
 
@@ -481,7 +486,7 @@ def test_a_write_sends_the_switchs_own_diff_as_one_bundle_and_leaves_learned_ent
 
 def test_a_self_learning_write_flushes_the_learned_entries(tmp_path):
     desired = ovs.render(ring3_intent()["switches"]["sw1"], "sw1")
-    selfish = dict(desired, flows=[flow for flow in desired["flows"] if flow.priority != ovs.PRIORITY_STATIC])
+    selfish = _without_static_entries(desired)
     assert not ovs.keeps_learned(selfish)
     status, bundle, read = _run_flow_write(tmp_path, selfish)
     assert status == 0 and ovs.parse_flows(read) == selfish["flows"]
