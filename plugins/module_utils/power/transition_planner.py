@@ -169,14 +169,10 @@ class _Router:
         self.resolve(topology)
         if not self.keep or down == self.file_down:
             return _plan(topology, down, bank, self.options, what, self.link_name)
-        _topology, base, positions = self.base(topology, bank)
-        _allowed, prohibited = _forward_turns(topology, down, [positions])
-        engine_options = dict(base.routing.options or {}, kept_turn_order=True)
         try:
-            routing = _in_form(select_paths(topology, prohibited, base.routing.engine, down=sorted(down),
-                                            options=engine_options), base.routing.paths_form)
-            return _plan_from_routing(topology, routing, bank, self.options)
+            return _plan_from_routing(topology, self.kept(topology, down, bank), bank, self.options)
         except EtherclusterError as exc:
+            base = self.base(topology, bank)[1]
             reason = str(exc)
             obstruction = direct_obstruction(topology, base.routing, down)
             if obstruction is not None:
@@ -185,6 +181,16 @@ class _Router:
             self.notes.append("%s: no routing without the link keeps the base routing's turn order "
                               "(%s); planned afresh with %s" % (what, reason, base.routing.engine))
             return _plan(topology, down, bank, self.options, what, self.link_name)
+
+    def kept(self, topology: Topology, down: Iterable[int], bank: str = "A") -> RoutingFunction:
+        """The routing with the links ``down`` down whose every turn goes
+        forward in the base routing's turn order, in the base's paths form;
+        EtherclusterError when that order leaves a pair without a path."""
+        _topology, base, positions = self.base(topology, bank)
+        _allowed, prohibited = _forward_turns(topology, down, [positions])
+        engine_options = dict(base.routing.options or {}, kept_turn_order=True)
+        return _in_form(select_paths(topology, prohibited, base.routing.engine, down=sorted(down),
+                                     options=engine_options), base.routing.paths_form)
 
 
 def _check_paths_form(assignment: Any, engine_options: Any) -> None:
