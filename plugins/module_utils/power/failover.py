@@ -47,9 +47,11 @@ backup routing from the base (:func:`backup_from_changes`).
 
 from __future__ import annotations
 
+import hashlib
+import heapq
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,9 +60,10 @@ import numpy as np
 
 from ..errors import EtherclusterError
 from ..fabric.topology import Topology
-from ..routing.base import RoutingFunction
+from ..routing.base import RoutingFunction, _prohibited_keys
+from ..routing.source_tree import SourceTreeRouting
 from ..verify import cdg
-from .transition_planner import _turn_order
+from .transition_planner import _forward_turns, _turn_order
 
 FORMAT = "ethercluster.routing/failover v1"
 
@@ -324,13 +327,14 @@ def _failover_one(tables: _Tables, primaries: dict[tuple[int, int], list[int]], 
                 and (set(path) & dead or any(int(t.dst[c]) == dead_switch for c in path))}
     backup = Backup(failure, True, pairs_affected=len(affected),
                     pairs_lost=2 * (t.n - 1) if dead_switch is not None else 0)
-    reason = ""
+    reason = strict_reason = ""
     for strict in (True, False):
         table, reason = _detour_tables(t, primaries, failure, affected, strict)
+        strict_reason = reason if strict else strict_reason
         if table is not None:
             backup.next_hop = table
             backup.reason = "" if strict else ("no detour forward in the base turn order for %s; "
-                                               "detours that close no dependency cycle with it" % reason)
+                                               "detours that close no dependency cycle with it" % strict_reason)
             _finish(t, primaries, backup, affected, dead)
             return backup
     return Backup(failure, False, "no detour for %s without %s closes no dependency cycle with the base "
@@ -418,18 +422,183 @@ def verify_backup(base: RoutingFunction, backup: Backup) -> list[str]:
     return problems
 
 
-def precompute_failover(base: RoutingFunction, failures: Iterable[Failure] | None = None) -> dict[str, Any]:
+# ------------------------------------------------------------ source trees
+# The fixed assignment carries one VLAN per source switch, whose links must
+# form a tree (routing/source_tree.py): a detour for the affected pairs alone
+# would give a tree a second way into a switch. The backup of a link failure
+# is therefore the whole routing with the link down whose every turn goes
+# forward in the base routing's turn order (the link transitions' kept-order
+# routing, transition_planner._Router.kept): base and backup live in one
+# acyclic turn graph, so the switch-over cannot deadlock while old frames
+# drain (the Double Scheme condition). It is a function of the topology and
+# the failed link, so it is recomputed when applied and compared with the
+# fingerprint stored at plan time.
+TREE_SWITCH_REASON = ("a switch failure is pushed only with the renamed assignment (frames travel untagged, so the "
+                      "switches around the failed one do not depend on the VLANs it holds); source-tree paths "
+                      "are the fixed assignment's")
+
+
+def routing_digest(routing: RoutingFunction) -> str:
+    """A fingerprint of a routing's paths: its per-destination table, or a
+    source-tree routing's per-source entry channels."""
+    table = routing.next_hop if routing.next_hop is not None else getattr(routing, "entry")
+    return hashlib.sha256(np.ascontiguousarray(table).tobytes() + repr(table.shape).encode()).hexdigest()[:16]
+
+
+def _tree_links(routing: RoutingFunction) -> list[set[int]]:
+    """Per source switch, the links of its tree."""
+    channels = routing.topology.channels
+    return [{channels[c].link for c in row if c >= 0} for row in getattr(routing, "entry").tolist()]
+
+
+def tree_backup(base: RoutingFunction, backup: RoutingFunction, failure: Failure) -> Backup:
+    """The summary of a source-tree routing's backup (``backup``: the
+    kept-order routing without the failed links, above), verified: every
+    pair is delivered without the failure, base and backup dependencies
+    together are acyclic. The switches listed are the sources of the trees
+    that change: with the fixed assignment a frame travels in the bank of
+    its source switch's host port, so once those switches have flipped
+    every pair delivers again (the failover flips them first)."""
+    topology = base.topology
+    channels = topology.channels
+    dead = {c for link in failure.links for c in (2 * link, 2 * link + 1)}
+    names = base.switch_names
+    hosts = {name: max(1, len(topology.hosts_on(name))) for name in names}
+    changed = [name for name, old, new in zip(names, _tree_links(base), _tree_links(backup)) if old != new]
+    result = Backup(failure, True, switches=changed)
+    main, paths = base.paths(), backup.paths()
+    load = np.zeros(len(channels))
+    problems = []
+    for pair, path in paths.items():
+        load[path] += hosts[pair[0]] * hosts[pair[1]]
+        if set(path) & dead:
+            problems.append("%s -> %s crosses the failed %s" % (pair[0], pair[1], failure.name))
+        if set(main[pair]) & dead:
+            result.pairs_affected += 1
+            if not {channels[c].link for c in main[pair]} & {channels[c].link for c in path}:
+                result.pairs_disjoint += 1
+    graph = nx.compose(cdg.channel_dependency_graph(base), cdg.channel_dependency_graph(backup))
+    if not nx.is_directed_acyclic_graph(graph):
+        cycle = nx.find_cycle(graph)
+        problems.append("base and backup dependencies together have the cycle %s"
+                        % " => ".join(str(channels[a]) for a, _b in cycle))
+    if problems:
+        return Backup(failure, False, "the backup fails its check: %s" % problems[0],
+                      pairs_affected=result.pairs_affected)
+    result.max_load = float(load.max()) if len(channels) else 0.0
+    return result
+
+
+def repair_trees(base: RoutingFunction, links: Iterable[int], position: dict[int, int]) -> RoutingFunction:
+    """``base`` (source trees) with the trees that cross ``links`` repaired:
+    in each, the switches below the failed link are entered again from the
+    rest of their tree over the shortest legal way (every turn forward in the
+    base turn order ``position``, least loaded channel first); every other
+    entry, and every tree that did not cross the links, stays. FailoverError
+    when a switch cannot be entered so."""
+    topology = base.topology
+    channels = topology.channels
+    names = base.switch_names
+    n, C = len(names), len(channels)
+    links = set(links)
+    dead = {c for link in links for c in (2 * link, 2 * link + 1)}
+    down = set(base.down) | links
+    out: list[list[int]] = [[] for _switch in range(n)]
+    for ch in channels:
+        if ch.link not in down:
+            out[base.index[ch.src]].append(ch.id)
+    dst = [base.index[ch.dst] for ch in channels]
+    entry = np.array(getattr(base, "entry"), copy=True)
+    depth = np.array(getattr(base, "depth"), copy=True)
+    load = np.bincount(entry[entry >= 0], minlength=C).astype(float)
+    for s in range(n):
+        row = entry[s]
+        cut: set[int] = set()
+        for v in sorted(range(n), key=lambda v: depth[s, v]):
+            c = int(row[v])
+            if c >= 0 and (c in dead or base.index[channels[c].src] in cut):
+                cut.add(v)
+        if not cut:
+            continue
+        load[row[sorted(cut)]] -= 1
+        heap: list[tuple[int, float, int]] = []
+
+        def offer(u: int) -> None:
+            arrived = int(row[u])
+            for c in out[u]:
+                if dst[c] in cut and (u == s or (c != arrived ^ 1 and position[arrived] < position[c])):
+                    heapq.heappush(heap, (int(depth[s, u]) + 1, load[c], c))
+        for u in range(n):
+            if u not in cut:
+                offer(u)
+        while heap and cut:
+            hops, _load, c = heapq.heappop(heap)
+            if dst[c] not in cut:
+                continue
+            w = dst[c]
+            cut.discard(w)
+            row[w], depth[s, w] = c, hops
+            load[c] += 1
+            offer(w)
+        if cut:
+            raise FailoverError("the tree of %s cannot enter %s again without %s under the base turn order"
+                                % (names[s], ", ".join(names[v] for v in sorted(cut)),
+                                   ", ".join(topology.links[link].name for link in sorted(links))))
+    _allowed, prohibited = _forward_turns(topology, down, [position])
+    shell = RoutingFunction(topology, base.engine, np.broadcast_to(np.int32(-1), (n + C, n)),
+                            down=(set(base.down) - set(base.blocked)) | links, options=base.options,
+                            blocked=base.blocked)
+    shell.prohibited_keys = _prohibited_keys(prohibited, C)
+    return SourceTreeRouting(shell, entry, depth)
+
+
+def tree_failover(base: RoutingFunction, failure: Failure, kept: Callable[[frozenset[int]], RoutingFunction],
+                  position: dict[int, int] | None = None) -> tuple[dict[str, Any], RoutingFunction | None]:
+    """The stored form of one failure of a source-tree routing (above) and
+    its backup routing (None when not covered): the base's trees repaired
+    (:func:`repair_trees`, fewest switches change), else the kept-order
+    routing ``kept`` makes for the failed links (every tree grown again)."""
+    if failure.switch is not None:
+        return Backup(failure, False, TREE_SWITCH_REASON).to_data(), None
+    try:
+        backup = repair_trees(base, failure.links, _turn_order(base) if position is None else position)
+    except EtherclusterError:
+        try:
+            backup = kept(failure.links)
+        except EtherclusterError as exc:
+            return Backup(failure, False, "no routing without %s keeps the base routing's turn order (%s): "
+                          "halt-and-drain (§2.3) and a fresh plan" % (failure.name, exc)).to_data(), None
+    found = tree_backup(base, backup, failure)
+    stored = found.to_data()
+    if not found.covered:
+        return stored, None
+    stored["backup_digest"] = routing_digest(backup)
+    return stored, backup
+
+
+def precompute_failover(base: RoutingFunction, failures: Iterable[Failure] | None = None,
+                        kept: Callable[[frozenset[int]], RoutingFunction] | None = None) -> dict[str, Any]:
     """Backups for every single failure (or ``failures``) of the base routing,
-    each verified (:func:`verify_backup`). Returns the stored form:
-    ``{"format", "engine", "failures": [compact backups], "coverage": {...}}``."""
-    if base.paths_form != "per_destination":
-        raise FailoverError("failover needs per-destination paths; this routing has %s paths"
+    each verified (:func:`verify_backup`, :func:`tree_backup`). Returns the
+    stored form: ``{"format", "engine", "failures": [compact backups],
+    "coverage": {...}}``. A source-tree routing needs ``kept``: the
+    kept-order routing for a set of failed links (above)."""
+    if base.paths_form not in ("per_destination", "source_tree"):
+        raise FailoverError("failover needs per-destination or source-tree paths; this routing has %s paths"
                             % base.paths_form)
+    if base.paths_form == "source_tree" and kept is None:
+        raise FailoverError("a source-tree routing's failover needs its kept-order routings "
+                            "(failover_run.failover_document, link_failed.yml); per-destination detours do not apply")
     started = time.perf_counter()
-    tables = _Tables(base)
-    primaries = _primary_paths(tables)
     wanted = list(single_failures(base.topology, base.down) if failures is None else failures)
     stored = []
+    if kept is not None and base.paths_form == "source_tree":
+        position = _turn_order(base)
+        stored = [tree_failover(base, failure, kept, position)[0] for failure in wanted]
+        return {"format": FORMAT, "engine": base.engine, "paths": base.paths_form, "failures": stored,
+                "coverage": coverage(stored), "seconds": round(time.perf_counter() - started, 3)}
+    tables = _Tables(base)
+    primaries = _primary_paths(tables)
     for failure in wanted:
         backup = _failover_one(tables, primaries, failure)
         if backup.covered:
@@ -438,7 +607,7 @@ def precompute_failover(base: RoutingFunction, failures: Iterable[Failure] | Non
                 backup = Backup(failure, False, "the backup fails its check: %s" % problems[0],
                                 pairs_affected=backup.pairs_affected)
         stored.append(backup.to_data())
-    return {"format": FORMAT, "engine": base.engine, "failures": stored,
+    return {"format": FORMAT, "engine": base.engine, "paths": base.paths_form, "failures": stored,
             "coverage": coverage(stored), "seconds": round(time.perf_counter() - started, 3)}
 
 

@@ -35,7 +35,6 @@ run the remaining steps, read back.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -44,7 +43,8 @@ from ..errors import EtherclusterError
 from ..fabric.topology import Topology
 from ..routing.base import RoutingFunction
 from .fabric_state import switch_state
-from .failover import FORMAT, Failure, FailoverError, backup_from_changes, precompute_failover
+from .failover import (FORMAT, Failure, FailoverError, backup_from_changes, precompute_failover,
+                       routing_digest, tree_failover)
 from .redeploy import _Redeploy
 from .transition_phases import PlanLike, Transition, _keep_ports_up, _PlanView
 from .transition_planner import (
@@ -56,7 +56,8 @@ from .transition_planner import (
     _working_topology,
 )
 from .transition_proof import TransitionError, _check_recovered, _check_state, _Proof
-from .transition_run import TransitionRunError, differing, read_states, resume_index, run_steps
+from .transition_run import (TransitionRunError, check_platforms, differing, read_states, resume_index,
+                             run_steps)
 
 Data = dict[str, Any]
 
@@ -94,7 +95,10 @@ def _base_and_backup(topology: Topology, options: Data, failure: Failure, bank: 
     failed switch's links up, as the base: its frames to those hosts are
     lost at the failure, and the failed switch itself is never written
     (:func:`_frozen`)."""
-    base = base_plan(topology, options, bank)
+    router = _base_router(topology, options)
+    base = router.plan(_working_topology(topology), set(topology.down_links()), bank, "the base routing")
+    if base.routing.paths_form == "source_tree":
+        return (base,) + _tree_backup(topology, router, base.routing, failure, stored)
     entry = stored
     if entry is None:
         entry = precompute_failover(base.routing, [failure])["failures"][0]
@@ -109,6 +113,31 @@ def _base_and_backup(topology: Topology, options: Data, failure: Failure, bank: 
         backup = RoutingFunction(backup.topology, backup.engine, backup.next_hop, down=base.routing.down,
                                  options=backup.options)
     return base, backup, entry
+
+
+def _tree_backup(topology: Topology, router: _Router, base: RoutingFunction, failure: Failure,
+                 stored: Data | None) -> tuple[Any, Data]:
+    """A source-tree routing's backup of ``failure`` (:mod:`.failover`,
+    "source trees": the kept-order routing without the failed links) and
+    its entry: the stored one when its fingerprint is this backup's, else
+    computed and verified now."""
+    entry, backup = tree_failover(base, failure, _kept_routing(topology, router))
+    if backup is None:
+        raise FailoverError("failure %s has no backup: %s" % (failure.name, entry["reason"]))
+    if stored is not None and stored.get("backup_digest") != entry["backup_digest"]:
+        raise FailoverError("failure %s: the stored backup is not the one computed now from the same base routing; "
+                            "re-run failover_plan.yml" % failure.name)
+    return backup, entry
+
+
+def _kept_routing(topology: Topology, router: _Router) -> Callable[[frozenset[int]], RoutingFunction]:
+    """The kept-order routing of ``topology`` with the file's down links and ``links`` down."""
+    work = _working_topology(topology)
+    down = set(topology.down_links())
+
+    def kept(links: frozenset[int]) -> RoutingFunction:
+        return router.kept(work, down | set(links))
+    return kept
 
 
 def _kept_up(made: Any, up: dict[str, set[str]]) -> PlanLike:
@@ -139,6 +168,10 @@ def _plan(topology: Topology, options: Data, failure: Failure, bank: str, stored
     """Base -> backup (``restore`` False) or backup -> base, through the other bank."""
     started = time.perf_counter()
     work = _working_topology(topology)
+    # assignment auto made concrete (what the deploy picked), for the backup's plan too
+    resolver = _base_router(topology, options)
+    resolver.resolve(work)
+    options = resolver.options
     link = topology.links[min(failure.links)]
     up = _failed_ports(topology, failure)
     if restore:
@@ -313,6 +346,7 @@ def execute(topology: Topology, driver: Any, planner: Callable[[str], Transition
     the switches' PVIDs (a half-done run holds both: then both are tried).
     ``failure``: its links' ports are read as admin up (:class:`_FailedPortsUp`)."""
     started = time.time()
+    check_platforms(topology, "failovers")
     if failure is not None:
         ends = [topology.links[index] for index in sorted(failure.links)]
         driver = _FailedPortsUp(driver, [(end.switch, end.port) for link in ends for end in (link.a, link.b)])
@@ -370,21 +404,27 @@ FAILOVER_REPORT = "failover.md"
 
 
 def _digest(routing: Any) -> str:
-    """A fingerprint of a routing's table: a stored failover fits only the base it was made for."""
-    return hashlib.sha256(routing.next_hop.tobytes() + repr(routing.next_hop.shape).encode()).hexdigest()[:16]
+    """A fingerprint of a routing's paths: a stored failover fits only the base it was made for."""
+    return routing_digest(routing)
+
+
+def _base_router(topology: Topology, options: Data) -> _Router:
+    """The router of the deployed routing: kept turn order, the file's down links."""
+    return _Router(options, True, "(failover)", topology.down_links())
 
 
 def base_plan(topology: Topology, options: Data, bank: str = "A") -> Any:
     """The base routing's plan (every link of the file up but its down ones)."""
-    router = _Router(options, True, "(failover)", topology.down_links())
+    router = _base_router(topology, options)
     return router.plan(_working_topology(topology), set(topology.down_links()), bank, "the base routing")
 
 
 def failover_document(topology: Topology, options: Data) -> Data:
     """Backups of every single failure of the deployed routing, stored form
     (:func:`.failover.precompute_failover`) plus the base's fingerprint and settings."""
-    base = base_plan(topology, options)
-    stored = precompute_failover(base.routing)
+    router = _base_router(topology, options)
+    base = router.plan(_working_topology(topology), set(topology.down_links()), "A", "the base routing")
+    stored = precompute_failover(base.routing, kept=_kept_routing(topology, router))
     stored["base_digest"] = _digest(base.routing)
     stored["settings"] = {key: options.get(key) for key in ("engine", "assignment", "engine_options")}
     stored["topology"] = topology.name

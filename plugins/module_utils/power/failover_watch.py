@@ -515,6 +515,11 @@ class Responder:
                                      "on its base routing in one bank (finish the transition first)" % banks)
         self.bank = banks[0]
         self.base = base_plan(self.topology, self.options, self.bank)
+        if self.base.routing.paths_form != "per_destination":
+            # its backups are the per-destination detours, armed and pushed in rounds (docs/failover.md)
+            raise TransitionRunError("the responder moves per-destination routings; this fabric's routing has %s "
+                                     "paths (the fixed assignment's trees): apply a failure with link_failed.yml"
+                                     % self.base.routing.paths_form)
         # a switch may still hold the armed base a responder stopped without writing back: checked once armed
         left = differing(states, self.base.intent["switches"])
         wanted = self._failures(preplan)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 
 import networkx as nx
 import pytest
@@ -131,6 +132,8 @@ def test_mesh_dor_relaxed_detours_cover_more_than_the_strict_order():
     stored = precompute_failover(base)
     relaxed = [item for item in stored["failures"] if item["covered"] and item["reason"]]
     assert relaxed and all("close no dependency cycle" in item["reason"] for item in relaxed)
+    # the note names the pair the base turn order left without a detour
+    assert all(re.search(r"for sw\d+ -> sw\d+; detours", item["reason"]) for item in relaxed), relaxed[0]["reason"]
     assert stored["coverage"]["covered"] > len(stored["failures"]) // 2
 
 

@@ -23,7 +23,7 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.power import 
 from ansible_collections.ethercluster.routing.plugins.module_utils.power.failover import FailoverError, resolve_failure
 from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition_run import TransitionRunError
 from ansible_collections.ethercluster.routing.plugins.module_utils.verify.dot1q import Dot1qFabric
-from power_helpers import module_utils_test
+from power_helpers import cut_pairs, dead_link, module_utils_test
 
 OPTIONS = {"engine": "segment", "assignment": "renamed", "engine_options": None}
 FAKES = module_utils_test("test_transition_run")
@@ -33,21 +33,6 @@ def torus():
     return topology_from_data({"generate": {"kind": "torus", "dims": [4, 4], "hosts_per_switch": 1}})
 
 
-def _dead(intent, link_name):
-    """The intent with the link down (the simulator drops what enters it)."""
-    links = [dict(item, state="down") if "%s--%s" % (item["a"], item["b"]) == link_name else item
-             for item in intent["links"]]
-    return dict(intent, links=links)
-
-
-def _cut_pairs(intent):
-    fabric = Dot1qFabric(intent)
-    cut = []
-    for src, dst in itertools.permutations(sorted(intent["hosts"]), 2):
-        trace = fabric.send(src, dst)
-        if not (trace["received"] and trace["delivered"][dst]["copies"] == 1 and not trace["flooded"]):
-            cut.append((src, dst))
-    return cut
 
 
 def _planned(**what):
@@ -71,11 +56,11 @@ def test_pairs_deliver_again_once_the_changed_switches_flipped(failed):
     flips = [step for step in transition.steps if step["name"].startswith("flip ")]
     assert [next(iter(step["switches"])) for step in flips][:len(changed)] == changed   # changed first
     by_step = {state["step"]: state["intent"] for state in transition.states}
-    assert _cut_pairs(_dead(by_step[0], failure.name))          # the failure cuts pairs off
+    assert cut_pairs(dead_link(by_step[0], failure.name))          # the failure cuts pairs off
     recovered = flips[len(changed) - 1]["index"]
     for index, intent in by_step.items():
         if index >= recovered:
-            assert _cut_pairs(_dead(intent, failure.name)) == [], index
+            assert cut_pairs(dead_link(intent, failure.name)) == [], index
     # nothing is configured on the failed link at the end
     link = topology.link(failure.name)
     for end in (link.a, link.b):
@@ -88,7 +73,7 @@ def test_all_states_together_are_deadlock_free(failed):
     ports = {(ch.src, ch.src_port): ch.id for ch in topology.channels}
     graph = nx.DiGraph()
     for state in transition.states:
-        fabric = Dot1qFabric(_dead(state["intent"], failure.name))
+        fabric = Dot1qFabric(dead_link(state["intent"], failure.name))
         for src, dst in itertools.permutations(sorted(state["intent"]["hosts"]), 2):
             trace = fabric.send(src, dst)
             hops = [ports[(hop["switch"], hop["out_port"])] for hop in trace["path"]
@@ -109,13 +94,13 @@ def _switch_dead(intent, topology, switch):
     """The intent with every link of ``switch`` down."""
     for link in topology.links:
         if switch in (link.a.switch, link.b.switch):
-            intent = _dead(intent, link.name)
+            intent = dead_link(intent, link.name)
     return intent
 
 
 def _cut_survivors(intent, topology, switch):
     gone = {name for name, host in topology.hosts.items() if host.switch == switch}
-    return [pair for pair in _cut_pairs(_switch_dead(intent, topology, switch)) if not set(pair) & gone]
+    return [pair for pair in cut_pairs(_switch_dead(intent, topology, switch)) if not set(pair) & gone]
 
 
 @pytest.fixture(scope="module")

@@ -229,6 +229,16 @@ def test_a_fabric_not_on_its_base_routing_is_refused():
         fw.Responder(RING, OPTIONS, fake).ready([])
 
 
+def test_a_source_tree_routing_is_refused_naming_link_failed():
+    # the fixed assignment's trees: the responder's armed rounds are per-destination detours
+    torus = topology_from_data({"generate": {"kind": "torus", "dims": [4, 4], "hosts_per_switch": 1}})
+    options = {"engine": "segment", "assignment": "fixed", "engine_options": {"paths": "source_tree"}}
+    fake = FAKES.FakeFabric(torus, plan(torus, bank="A", **options).intent)
+    with pytest.raises(TransitionRunError, match="source_tree paths .*link_failed.yml"):
+        fw.Responder(torus, options, fake).ready([])
+    assert fake.writes == []
+
+
 def test_the_link_and_switch_states_of_a_poll():
     seen = carriers(RING, cut=[RING.links[0].name])
     status = fw.link_status(RING, seen)
