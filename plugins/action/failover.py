@@ -62,8 +62,9 @@ class ActionModule(CollectionAction):
             return planner(topology, options, failure, bank, stored=entry, wait_s=args["wait_s"])
 
         what = "%s %s" % (failure.name, args["action"])
-        driver, _settings = fabric_access.ovs_driver(self, task_vars, topology.switch_names(), args["timeout"],
-                                                     args["host_key_checking"])
+        # each switch through its platform's driver (ovs, dell_os6, huawei_vrp; one fabric may mix them)
+        driver, _settings = fabric_access.fabric_driver(self, task_vars, topology, args["timeout"],
+                                                        args["host_key_checking"])
         try:
             def log(step):
                 display.display("  %s: step %s %s (%s) in %.2f s" % (

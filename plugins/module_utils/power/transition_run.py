@@ -494,15 +494,15 @@ def current_topology(topology: Topology, state: Data) -> Topology:
     return topology_from_data(data, topology.source) if changed else topology
 
 
-def check_platforms(topology: Topology) -> None:
-    """Refuse switches on a platform the executor cannot run yet."""
+def check_platforms(topology: Topology, what: str = "link transitions") -> None:
+    """Refuse switches on a platform the executor cannot run yet (``what``: the work refused)."""
     others = sorted("%s (%s)" % (sw.name, sw.platform) for sw in topology.switches.values()
                     if sw.platform not in RUNNABLE_PLATFORMS)
     if others:
         raise TransitionRunError(
-            "link transitions run on platforms %s only; these switches are on another platform: %s "
+            "%s run on platforms %s only; these switches are on another platform: %s "
             "(linux_bridge: no transition driver yet; its switches are deployed with "
-            "deploy_routing.yml only). Nothing was done." % (", ".join(RUNNABLE_PLATFORMS), ", ".join(others)))
+            "deploy_routing.yml only). Nothing was done." % (what, ", ".join(RUNNABLE_PLATFORMS), ", ".join(others)))
 
 
 def _candidates(topology: Topology, action: str, link_index: int, speed_mbps: int | None,

@@ -130,3 +130,44 @@ def test_5_a_cli_switch_without_network_cli_in_the_inventory_pushes_nothing(lab,
     assert "CLI switches whose inventory does not set ansible_connection=ansible.netcommon.network_cli " \
            "(and ansible_network_os): sw0, sw1, sw2" in output
     assert CLI_TASK not in tasks
+
+
+def play(lab, playbook, *args):
+    proc = ansible_playbook("-i", str(TOPOLOGY), "-i", lab["inventory"], "-f", "8", playbook, *args)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    found = [hosts["localhost"] for name, hosts in tasks_by_name(proc.stdout).items() if name.startswith("Failover: ")]
+    assert len(found) <= 1
+    return found[0] if found else None
+
+
+def pings(lab, src, dst):
+    """Whether ``src`` reaches ``dst`` by unicast (static neighbours: no ARP broadcast)."""
+    hosts = lab["layout"]["hosts"]
+    for a, b in ((src, dst), (dst, src)):
+        netns_exec(hosts[a]["netns"], "ip", "neigh", "replace", hosts[b]["address"], "lladdr", hosts[b]["mac"],
+                   "dev", hosts[a]["dev"], "nud", "permanent")
+    return netns_exec(hosts[src]["netns"], "ping", "-n", "-q", "-c", "2", "-i", "0.2", "-W", "2",
+                      hosts[dst]["address"], check=False).returncode == 0
+
+
+def test_6_a_failed_link_fails_over_over_the_cli_and_returns(lab):
+    # the cable of sw1:3--sw2:2 pulled (sw1's veth down): h1 -> h2 is cut until the failover detours via sw0
+    directory = str(lab["out"])
+    assert play(lab, "playbooks/failover_plan.yml", "-e", "intent=%s" % directory)["coverage"]["link"] \
+        == {"covered": 3, "total": 3}
+    sw1 = lab["layout"]["switches"]["sw1"]
+    netns_exec(sw1["netns"], "ip", "link", "set", "dev", sw1["ports"]["3"]["dev"], "down")
+    assert not pings(lab, "h1", "h2")
+    failed = play(lab, "playbooks/link_failed.yml", "-e", "link=sw1:3", "-e", "intent=%s" % directory)
+    assert failed["changed"] and failed["stored"] and failed["reason"] == "fresh" and failed["bank_after"] == "B"
+    assert pings(lab, "h1", "h2") and pings(lab, "h0a", "h2")
+    # the failed link's ports are neither shut nor given a VLAN of the backup
+    for name, port in (("sw1", "Gi1/0/3"), ("sw2", "Gi1/0/2")):
+        block = running_config(lab, name).split("interface %s\n" % port, 1)[1].split("exit")[0]
+        assert "shutdown" not in block and "vlan add" not in block, (name, block)
+    again = play(lab, "playbooks/link_failed.yml", "-e", "link=sw1:3", "-e", "intent=%s" % directory)
+    assert not again["changed"] and "done already" in again["reason"]
+    netns_exec(sw1["netns"], "ip", "link", "set", "dev", sw1["ports"]["3"]["dev"], "up")
+    back = play(lab, "playbooks/link_restored.yml", "-e", "link=sw1:3", "-e", "intent=%s" % directory)
+    assert back["changed"] and back["bank_after"] == "A"
+    second_run_changes_nothing(deploy, lab)

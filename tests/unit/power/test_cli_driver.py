@@ -10,7 +10,10 @@ configurations; the OS6 switches receive only the lines that differ; a
 second run changes nothing; check mode writes nothing; a push that fails
 midway leaves a state the re-run reads back from the configurations and
 resumes; the carrier comes from ``show interfaces status``; linux_bridge
-is refused before any switch is read."""
+is refused before any switch is read. A failover of the OS6-VRP link
+(power/failover_run.py) runs across the three platforms without shutting
+its ports, a second run changes nothing, and the restore ends on the
+deployed routing."""
 
 import copy
 from pathlib import Path
@@ -23,9 +26,11 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.intent.build 
 from ansible_collections.ethercluster.routing.plugins.module_utils.lab.os6_cli import Os6Cli
 from ansible_collections.ethercluster.routing.plugins.module_utils.lab.vrp_cli import VrpCli
 from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import cli_state
+from ansible_collections.ethercluster.routing.plugins.module_utils.power import failover_run
 from ansible_collections.ethercluster.routing.plugins.module_utils.power import transition_run as tr
 from ansible_collections.ethercluster.routing.plugins.module_utils.power.cli_driver import CliDriver, CliDriverError, SwitchDrivers
 from ansible_collections.ethercluster.routing.plugins.module_utils.power.fabric_state import fabric_state
+from ansible_collections.ethercluster.routing.plugins.module_utils.power.failover import resolve_failure
 from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition import plan_transition
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lab"
@@ -175,3 +180,40 @@ def test_linux_bridge_is_refused_before_any_switch_is_read(fabric):
         driver.read("sw9")
     with pytest.raises(CliDriverError, match="read over SNMP"):
         driver.counters("sw1")
+
+
+FAILOVER_OPTIONS = {"engine": "segment", "assignment": "renamed", "engine_options": None, "broadcast": "bounded"}
+
+
+def test_a_failover_and_its_restore_run_across_ovs_os6_and_vrp_switches(fabric):
+    # the link between the OS6 and the VRP switch failed: its ports are neither written nor shut
+    driver, sessions = fabric
+    failure = resolve_failure(RING, link=LINK)
+
+    def planner(restore):
+        run = failover_run.plan_restore if restore else failover_run.plan_failover
+        return lambda bank: run(RING, FAILOVER_OPTIONS, failure, bank)
+    done = failover_run.execute(RING, driver, planner(False), failure=failure)
+    assert done["changed"] and done["reason"] == "fresh" and done["bank_after"] == "B"
+    assert {step["kind"] for step in done["steps"]} >= {"push"} and not done["proof"]["drain"]
+    pushed = "\n".join(line for session in sessions.values() for lines in session.pushed for line in lines)
+    assert "shutdown" not in pushed
+    states = tr.read_states(driver, RING.switch_names())
+    assert {name: fabric_state(RING, states)["switches"][name]["banks"] for name in RING.switch_names()} \
+        == {name: ["B"] for name in RING.switch_names()}
+    again = failover_run.execute(RING, driver, planner(False), failure=failure)
+    assert not again["changed"] and "done already" in again["reason"]
+    back = failover_run.execute(RING, driver, planner(True), failure=failure)
+    assert back["changed"] and back["bank_after"] == "A"
+    assert tr.differing(tr.read_states(driver, RING.switch_names()), settled(RING, (), "A")["switches"]) == []
+
+
+def test_a_failover_on_linux_bridge_switches_is_refused_before_any_switch_is_read(fabric):
+    driver, sessions = fabric
+    data = RING.to_data()
+    data["switches"]["sw2"]["platform"] = "linux_bridge"
+    topology = topology_from_data(data)
+    with pytest.raises(tr.TransitionRunError, match=r"failovers run on platforms .*sw2 \(linux_bridge\)"):
+        failover_run.execute(topology, driver, lambda bank: pytest.fail("planned"),
+                             failure=resolve_failure(topology, link=LINK))
+    assert all(not session.pushed for session in sessions.values())
