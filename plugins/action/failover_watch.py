@@ -52,18 +52,30 @@ class ActionModule(CollectionAction):
         document = FailoverAction._read(directory)
         log = _JsonLines(args["log"])
         names = topology.switch_names()
-        settings = fabric_access.switch_settings(self, task_vars, names)
-        bridges = {name: value["bridge"] for name, value in settings.items()}
-        opener = fabric_access.session_opener(settings, args["timeout"], args["host_key_checking"])
         fallbacks = {}
-        pusher = fabric_access.kept_shell_opener(settings, args["timeout"], args["host_key_checking"], fallbacks) \
-            if args["kept_shell"] else opener
-        # two sessions per switch: the long poll holds one, the pushes use the other (a kept shell)
-        driver = failover_watch.WatchDriver(pusher, bridges, timeout=args["timeout"])
-        poller = failover_watch.WatchDriver(opener, bridges, timeout=args["timeout"])
+        polled = [name for name in names if topology.switches[name].platform != "ovs"]
+        if polled:
+            # CLI switches (dell_os6, huawei_vrp) send no port status message to wait for: every switch is
+            # polled (its interface status every cli_interval_s), through its platform's driver, one call
+            # per switch at a time (a network_cli session serves one command at a time)
+            kept_shell = False
+            driver = poller = failover_watch.OneAtATime(fabric_access.fabric_driver(
+                self, task_vars, topology, args["timeout"], args["host_key_checking"])[0])
+            reader = failover_watch.status_reader(poller, topology, args["cli_interval_s"])
+        else:
+            kept_shell = args["kept_shell"]
+            settings = fabric_access.switch_settings(self, task_vars, names)
+            bridges = {name: value["bridge"] for name, value in settings.items()}
+            opener = fabric_access.session_opener(settings, args["timeout"], args["host_key_checking"])
+            pusher = fabric_access.kept_shell_opener(settings, args["timeout"], args["host_key_checking"],
+                                                     fallbacks) if kept_shell else opener
+            # two sessions per switch: the long poll holds one, the pushes use the other (a kept shell)
+            driver = failover_watch.WatchDriver(pusher, bridges, timeout=args["timeout"])
+            poller = failover_watch.WatchDriver(opener, bridges, timeout=args["timeout"])
+            reader = _reader(poller, args["hold_s"], args["interval_s"])
         responder = failover_watch.Responder(topology, options, driver, document, log=log.write,
                                              check_mode=self._task.check_mode, wait_s=args["wait_s"],
-                                             max_parallel=args["max_parallel"])
+                                             max_parallel=args["max_parallel"], atomic=not polled)
         stopped = threading.Event()
         try:
             ready = responder.ready(args["preplan"])
@@ -75,10 +87,10 @@ class ActionModule(CollectionAction):
                             "switches" % (ready["seconds"], len(ready["planned"]), len(ready["armed"]), len(names)))
             for reason in fallbacks.values():
                 display.warning("failover_watch: %s; its pushes open an SSH session each" % reason)
-            if args["kept_shell"]:
+            if kept_shell:
                 threading.Thread(target=_keep_alive, args=(driver, names, stopped), daemon=True).start()
-            handled = failover_watch.watch(responder, _reader(poller, args["hold_s"], args["interval_s"]),
-                                           _stop(args, time.monotonic()), settle_s=args["settle_s"])
+            handled = failover_watch.watch(responder, reader, _stop(args, time.monotonic()),
+                                           settle_s=args["settle_s"])
         finally:
             stopped.set()
             try:
@@ -88,11 +100,13 @@ class ActionModule(CollectionAction):
                 display.warning("failover_watch: the plain base could not be written back on the armed "
                                 "switches (%s); a re-deploy writes it" % exc)
             driver.close()
-            poller.close()
+            if poller is not driver:
+                poller.close()
         changed = any(event["event"] in ("recovered", "restored") for event in responder.events)
         result.update(changed=changed, events=responder.events, handled=handled, planned=ready["planned"],
                       armed=ready["armed"])
-        result["kept_shells"] = [name for name in names if args["kept_shell"] and name not in fallbacks]
+        result["kept_shells"] = [name for name in names if kept_shell and name not in fallbacks]
+        result["polled"] = polled
         result["msg"] = "failover_watch: %d event(s) handled" % handled
         return result
 

@@ -29,10 +29,10 @@ description:
   - O(action=restored) returns from that backup to the base routing once the link (every link of the switch) is
     back; a returned switch must hold what it held before it failed (the base routing).
   - The switches are read first; a run that stopped midway is resumed, a second run changes nothing.
-  - With source-tree paths (the fixed assignment on C(dell_os6) and C(huawei_vrp) fabrics: one VLAN per source
-    switch, whose links form a tree) a link's backup repairs the trees that crossed it (the switches below the
-    failed link enter their tree again over turns forward in the base turn order; the other trees stay), else takes
-    the kept-order routing without the link; the sources of the changed trees are flipped first, since a frame
+  - With source-tree paths (the fixed assignment on C(dell_os6) and C(huawei_vrp) fabrics, one VLAN per source
+    switch whose links form a tree) a link's backup repairs the trees that crossed it (the switches below the
+    failed link enter their tree again over turns forward in the base turn order, the other trees stay), else takes
+    the kept-order routing without the link. The sources of the changed trees are flipped first, since a frame
     travels in the bank of its source switch's host port. C(failover.json) stores each backup's fingerprint, checked
     when it is applied.
   - A switch failure is pushed only with the renamed assignment (frames travel untagged between switches, so the

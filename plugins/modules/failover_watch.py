@@ -41,7 +41,13 @@ description:
     back.
   - Every event goes to O(log), one JSON object per line, with wall-clock times and the proof's summary.
   - It stops after O(duration_s), after O(max_events) handled events, or when O(stop_file) exists.
-  - Only the C(ovs) platform is run so far.
+  - On a fabric with C(dell_os6) or C(huawei_vrp) switches (mixed with C(ovs) ones or not) each switch is reached
+    through its platform's driver, as the link transitions reach it, and polled every O(cli_interval_s), since such
+    switches send no port status message to wait for, and SNMP C(linkDown) traps are not received yet. They apply a
+    configuration line by line, so nothing is armed and no rounds are made; a move runs as planned (the backup bank
+    installed, then one flip per switch, the changing switches first), as C(link_failed.yml) runs it, and every push
+    reads the switch first. A routing with source-tree paths (the fixed assignment's trees) is refused; its failures
+    are applied with C(link_failed.yml). C(linux_bridge) switches are refused.
 attributes:
   check_mode:
     details: Detects and logs what it would do (the steps and their proof); changes nothing.
@@ -84,6 +90,14 @@ options:
       messages (seconds).
     type: float
     default: 0.05
+  cli_interval_s:
+    description:
+      - How often the interface status of a C(dell_os6) or C(huawei_vrp) switch is read (seconds). Those switches
+        send the responder no port status message to wait for, so on a fabric with any of them every switch is polled
+        (one C(show interfaces status) / C(display interface brief) per switch and interval, over its
+        C(network_cli) session); a failure is seen within about this long plus the read.
+    type: float
+    default: 1.0
   settle_s:
     description: How long the carriers must hold still before a change is acted on (seconds), so that the links of a
       failed switch, seen going down one after the other, make one switch failure. A switch whose every link is down
@@ -168,6 +182,7 @@ ARGUMENT_SPEC = {
     "preplan": {"type": "list", "elements": "str"},
     "hold_s": {"type": "float", "default": 5.0},
     "interval_s": {"type": "float", "default": 0.05},
+    "cli_interval_s": {"type": "float", "default": 1.0},
     "settle_s": {"type": "float", "default": 0.2},
     "wait_s": {"type": "float", "default": 1.0},
     "max_parallel": {"type": "int"},

@@ -42,6 +42,13 @@ any failure and keeps it:
   switch never read or written; one without a proven plan is logged with
   its precomputed backup and not pushed.
 
+On switches that take a configuration line by line (``dell_os6``,
+``huawei_vrp``: ``Responder(atomic=False)``) nothing is armed and no
+rounds are made: each move runs as planned, every push reads the switch
+first, and the carriers come from a poll of each switch's interface
+status (:func:`status_reader`; such switches send no port status
+message), each switch's calls one at a time (:class:`OneAtATime`).
+
 Every event goes to ``log`` (one JSON line each in the action plugin) with
 wall-clock times and the proof's summary (dependency graph acyclic, order
 free, states and walks simulated). Check mode logs what would be done and
@@ -397,14 +404,19 @@ class KnownStates:
     ``seen``: the carriers the long polls last answered, which a carrier
     wait takes when they say up."""
 
-    def __init__(self, driver: Any) -> None:
+    def __init__(self, driver: Any, remember: bool = True) -> None:
         self.driver = driver
         self.states: dict[str, Data] = {}
         self.lock = threading.Lock()
         self.seen: dict[str, dict[str, str] | None] = {}
+        # a CLI switch's write is the difference from its running configuration, which a
+        # remembered state would not hold: those are read before every write
+        self.remember = remember
 
     def read(self, switch: str) -> Data:
         """The remembered state, else the switch's (then remembered)."""
+        if not self.remember:
+            return self.driver.read(switch)
         known = self.states.get(switch)      # one dict lookup: atomic
         return copy.deepcopy(known if known is not None else self.states.setdefault(switch, self.driver.read(switch)))
 
@@ -439,6 +451,8 @@ class KnownStates:
             self.states.pop(switch, None)
 
     def _remember(self, switch: str, desired: Any, current: Data) -> None:
+        if not self.remember:
+            return
         state = copy.deepcopy(current)
         state["flows"] = list(desired["flows"])
         for port, value in desired["ports"].items():
@@ -469,9 +483,13 @@ class Responder:
     def __init__(self, topology: Topology, options: Data, driver: Any, document: Data | None = None,
                  log: Callable[[Data], Any] | None = None, check_mode: bool = False, wait_s: float = 1.0,
                  max_parallel: int | None = None, wall: Callable[[], float] = time.time,
-                 sleep: Callable[[float], Any] = time.sleep) -> None:
+                 sleep: Callable[[float], Any] = time.sleep, atomic: bool = True) -> None:
         self.topology, self.options, self.document = topology, options, document
-        self.driver = KnownStates(driver)
+        # atomic: every switch takes a write whole (an OVS bundle), so the base can be armed and the
+        # urgent pushes made proven rounds; a CLI switch takes its lines one by one, so its moves
+        # run as planned (install, then one flip per switch, each port between two proven states)
+        self.atomic = atomic
+        self.driver = KnownStates(driver, remember=atomic)
         self.log_to, self.wall, self.sleep = log, wall, sleep
         self.check_mode, self.wait_s, self.max_parallel = check_mode, wait_s, max_parallel
         self.plans: dict[str, tuple[Transition, Any]] = {}   # failure: (move, backup routing)
@@ -530,7 +548,7 @@ class Responder:
                 planned[failure.name] = (failure, self._preplan(failure))
             except EtherclusterError as exc:
                 skipped.append("%s: %s" % (failure.name, exc))
-        armed = {} if self.check_mode else self._armed([transition for _failure, (transition, _r) in planned.values()])
+        armed = {} if self.check_mode or not self.atomic else self._armed([transition for _failure, (transition, _r) in planned.values()])
         left = [name for name in left if name not in armed or not holds(states[name], armed[name], name)]
         if left:
             raise TransitionRunError("%s do(es) not hold the base routing of bank %s (plain or armed for these "
@@ -617,7 +635,10 @@ class Responder:
         """``transition``'s urgent pushes in proven rounds, from the armed
         base when there is one, else from the plain base (on an armed fabric
         too: its windows are proven free of floods, so no frame reads a
-        continuation row), else the planned one-switch-at-a-time flips."""
+        continuation row), else the planned one-switch-at-a-time flips
+        (always, for switches that do not take a write whole)."""
+        if not self.atomic:
+            return transition
         for start in ([armed, None] if armed else [None]):
             try:
                 made = in_rounds(self.topology, failure, transition, changing(transition), armed=start)
@@ -783,6 +804,8 @@ class Responder:
         transition = plan_restore(self.topology, self.options, failure, self.bank,
                                   stored=stored_entry(self.topology, self.options, self.document, failure),
                                   wait_s=self.wait_s)
+        if not self.atomic:
+            return transition
         try:
             return in_rounds(self.topology, failure, transition, self.topology.switch_names(), restore=True)
         except TransitionError:
@@ -838,6 +861,69 @@ class _AfterPlan:
 
 # ------------------------------------------------------------ the loop
 Reader = Callable[[str, str], "tuple[dict[str, str], str]"]
+
+
+class OneAtATime:
+    """A driver whose calls to one switch wait for each other: on CLI
+    switches the carrier polls and the pushes share each switch's one
+    ``network_cli`` session, which serves one command at a time. Calls to
+    different switches still run at once."""
+
+    def __init__(self, driver: Any) -> None:
+        self.driver = driver
+        self.locks: dict[str, threading.Lock] = {}
+        self.lock = threading.Lock()
+
+    def _lock(self, switch: str) -> threading.Lock:
+        with self.lock:
+            return self.locks.setdefault(switch, threading.Lock())
+
+    @property
+    def retried(self) -> list[str]:
+        """The driver's repeated writes."""
+        return list(getattr(self.driver, "retried", []))
+
+    def read(self, switch: str) -> Data:
+        """As the driver, alone on the switch."""
+        with self._lock(switch):
+            return dict(self.driver.read(switch))
+
+    def write(self, switch: str, changes: Any, desired: Any, current: Data) -> None:
+        """As the driver, alone on the switch."""
+        with self._lock(switch):
+            self.driver.write(switch, changes, desired, current)
+
+    def carrier(self, switch: str, port: str) -> str:
+        """As the driver, alone on the switch."""
+        with self._lock(switch):
+            return str(self.driver.carrier(switch, port))
+
+    def carriers(self, switch: str) -> dict[str, str]:
+        """As the driver, alone on the switch."""
+        with self._lock(switch):
+            return dict(self.driver.carriers(switch))
+
+    def close(self) -> None:
+        """Close the driver."""
+        self.driver.close()
+
+
+def status_reader(driver: Any, topology: Topology, interval_s: float,
+                  sleep: Callable[[float], Any] = time.sleep) -> Reader:
+    """``reader(switch, expected)`` for :func:`watch` on switches that send
+    the responder no port status message (``dell_os6``, ``huawei_vrp``: the
+    polling the issue allows where traps are not used): the first call reads
+    at once, every later one after ``interval_s``; one interface status read
+    (``driver.carriers``), the fabric ports' carriers and their line."""
+    ports = fabric_ports(topology)
+
+    def read(switch: str, expected: str) -> tuple[dict[str, str], str]:
+        if expected:
+            sleep(interval_s)
+        found = driver.carriers(switch)
+        carriers = {port: str(found.get(port, "down")) for port in ports[switch]}
+        return carriers, ";".join("%s=%s" % item for item in sorted(carriers.items()))
+    return read
 
 
 def _poller(reader: Reader, switch: str, found: Any, stopped: threading.Event, retry_s: float) -> None:

@@ -6,13 +6,20 @@ configuration reaches the switches' OVS data plane and passes the
 verification on the wire; a second run changes nothing; a switch changed by
 hand gets exactly the lines that undo it (removals included); saving is
 asked for; an inventory without network_cli for a CLI switch pushes
-nothing."""
+nothing. A pulled cable (a switch's veth set down) fails over over the
+CLI with link_failed.yml and returns with link_restored.yml; the resident
+responder (failover_watch.yml) polls the switches' interface status,
+fails over by itself and returns."""
 
 import json
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 import yaml
-from lab_helpers import FIXTURES, ansible_playbook, cli_session, lab_with_output, netns_exec, tasks_by_name
+from lab_helpers import FIXTURES, ansible_env, ansible_playbook, cli_session, lab_with_output, netns_exec, tasks_by_name
 
 from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import dell_os6, ovs
 
@@ -170,4 +177,59 @@ def test_6_a_failed_link_fails_over_over_the_cli_and_returns(lab):
     netns_exec(sw1["netns"], "ip", "link", "set", "dev", sw1["ports"]["3"]["dev"], "up")
     back = play(lab, "playbooks/link_restored.yml", "-e", "link=sw1:3", "-e", "intent=%s" % directory)
     assert back["changed"] and back["bank_after"] == "A"
+    second_run_changes_nothing(deploy, lab)
+
+
+def _events(log):
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+
+
+def _wait_for(log, event, proc, timeout=120.0):
+    """The first ``event`` of the responder's log; fails naming what was logged when the responder exits first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = [entry for entry in _events(log) if entry["event"] == event]
+        if found:
+            return found[0]
+        if proc.poll() is not None:
+            break
+        time.sleep(0.2)
+    pytest.fail("no %s event: %s" % (event, [entry["event"] for entry in _events(log)]))
+
+
+def test_7_the_responder_polls_the_cli_switches_fails_over_and_returns(lab, tmp_path):
+    # failover_watch.yml on the OS6 ring: no port status message to wait for, so every switch's interface
+    # status is read every cli_interval_s; the planned move runs over the CLI, then the restore
+    log = tmp_path / "watch.jsonl"
+    tool = Path(sys.executable).parent / "ansible-playbook"
+    proc = subprocess.Popen(
+        [str(tool), "-i", str(TOPOLOGY), "-i", lab["inventory"], "playbooks/failover_watch.yml",
+         "-e", "intent=%s" % lab["out"], "-e", "failover_watch_log=%s" % log, "-e", "failover_watch_max_events=2",
+         "-e", "failover_watch_duration_s=240", "-e", "failover_watch_cli_interval_s=0.5"],
+        cwd=str(Path(__file__).resolve().parents[3]), env=ansible_env(), stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True)
+    sw1 = lab["layout"]["switches"]["sw1"]
+    try:
+        watching = _wait_for(log, "watching", proc)
+        assert [entry["armed"] for entry in _events(log) if entry["event"] == "ready"] == [[]]
+        netns_exec(sw1["netns"], "ip", "link", "set", "dev", sw1["ports"]["3"]["dev"], "down")
+        cut = time.time()
+        recovered = _wait_for(log, "recovered", proc)
+        assert recovered["name"] == "sw1:3--sw2:2" and recovered["proof"]["acyclic"] and not recovered["proof"]["drain"]
+        assert pings(lab, "h1", "h2")
+        _wait_for(log, "settled", proc)
+        netns_exec(sw1["netns"], "ip", "link", "set", "dev", sw1["ports"]["3"]["dev"], "up")
+        restored = _wait_for(log, "restored", proc)
+        output, _ = proc.communicate(timeout=120)
+    finally:
+        netns_exec(sw1["netns"], "ip", "link", "set", "dev", sw1["ports"]["3"]["dev"], "up")
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, output[-3000:]
+    assert watching["at"] < cut < recovered["at"] < restored["at"]
+    print("responder over the CLI: detected %.2f s after the cut, recovered %.2f s after the cut"
+          % (recovered["detected"] - cut, recovered["at"] - cut))
     second_run_changes_nothing(deploy, lab)

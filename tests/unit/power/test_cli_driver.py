@@ -13,7 +13,8 @@ resumes; the carrier comes from ``show interfaces status``; linux_bridge
 is refused before any switch is read. A failover of the OS6-VRP link
 (power/failover_run.py) runs across the three platforms without shutting
 its ports, a second run changes nothing, and the restore ends on the
-deployed routing."""
+deployed routing; the resident responder does the same on these switches
+(nothing armed, the planned move) and polls their interface status."""
 
 import copy
 from pathlib import Path
@@ -27,6 +28,7 @@ from ansible_collections.ethercluster.routing.plugins.module_utils.lab.os6_cli i
 from ansible_collections.ethercluster.routing.plugins.module_utils.lab.vrp_cli import VrpCli
 from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import cli_state
 from ansible_collections.ethercluster.routing.plugins.module_utils.power import failover_run
+from ansible_collections.ethercluster.routing.plugins.module_utils.power import failover_watch as fw
 from ansible_collections.ethercluster.routing.plugins.module_utils.power import transition_run as tr
 from ansible_collections.ethercluster.routing.plugins.module_utils.power.cli_driver import CliDriver, CliDriverError, SwitchDrivers
 from ansible_collections.ethercluster.routing.plugins.module_utils.power.fabric_state import fabric_state
@@ -217,3 +219,50 @@ def test_a_failover_on_linux_bridge_switches_is_refused_before_any_switch_is_rea
         failover_run.execute(topology, driver, lambda bank: pytest.fail("planned"),
                              failure=resolve_failure(topology, link=LINK))
     assert all(not session.pushed for session in sessions.values())
+
+
+def _carriers(cut=()):
+    """Every fabric port's carrier, the link ``cut`` (names) down at both ends."""
+    result = {name: {port: "up" for port in ports} for name, ports in fw.fabric_ports(RING).items()}
+    for name in cut:
+        link = RING.link(name)
+        result[link.a.switch][str(link.a.port)] = result[link.b.switch][str(link.b.port)] = "down"
+    return result
+
+
+def test_the_responder_on_cli_switches_runs_the_planned_move_and_returns(fabric):
+    # CLI switches take lines one by one: nothing armed, no rounds, the move as planned, each push read first
+    driver, sessions = fabric
+    events = []
+    responder = fw.Responder(RING, FAILOVER_OPTIONS, fw.OneAtATime(driver), log=events.append, atomic=False)
+    ready = responder.ready([LINK])
+    assert ready["armed"] == [] and ready["planned"] == ["sw1:3--sw2:2"] and ready["rounds"] == {}
+    responder.observe(_carriers(cut=["sw1:3--sw2:2"]))
+    [recovered] = responder.handle()
+    responder.settle()
+    assert recovered["event"] == "recovered" and recovered["how"] == "pre-planned"
+    assert [step["name"] for step in recovered["steps"]][0].startswith("install bank B")
+    assert not any("round" in step["name"] for step in recovered["steps"]) and not responder.tail_error
+    pushed = "\n".join(line for session in sessions.values() for lines in session.pushed for line in lines)
+    assert "shutdown" not in pushed
+    states = tr.read_states(driver, RING.switch_names())
+    assert {name: entry["banks"] for name, entry in fabric_state(RING, states)["switches"].items()} \
+        == {name: ["B"] for name in RING.switch_names()}
+    responder.observe(_carriers())
+    [restored] = responder.handle()
+    responder.settle()
+    assert restored["event"] == "restored" and not responder.tail_error
+    assert tr.differing(tr.read_states(driver, RING.switch_names()), settled(RING, (), "A")["switches"]) == []
+    assert responder.disarm() is None    # nothing was armed, nothing to write back
+
+
+def test_the_status_reader_polls_each_switch_after_its_first_answer(fabric):
+    driver, sessions = fabric
+    waits = []
+    read = fw.status_reader(fw.OneAtATime(driver), RING, 0.7, sleep=waits.append)
+    carriers, line = read("sw1", "")
+    assert waits == [] and carriers == {"2": "up", "3": "up"} and line == "2=up;3=up"
+    for line in ("configure", "interface Gi1/0/3", "shutdown", "exit", "end"):   # the emulated OS6 shows a shut
+        sessions["sw1"].cli.execute(line)                                       # port without link
+    again, line = read("sw1", line)
+    assert waits == [0.7] and again == {"2": "up", "3": "down"} and line == "2=up;3=down"

@@ -33,8 +33,6 @@ def torus():
     return topology_from_data({"generate": {"kind": "torus", "dims": [4, 4], "hosts_per_switch": 1}})
 
 
-
-
 def _planned(**what):
     """The torus, the failure ``what`` names, and its failover from bank A."""
     topology = torus()

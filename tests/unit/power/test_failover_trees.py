@@ -35,8 +35,6 @@ def os6_torus():
                                "switch_defaults": {"platform": "dell_os6"}})
 
 
-
-
 @pytest.fixture(scope="module")
 def document():
     topology = os6_torus()
