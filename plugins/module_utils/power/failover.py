@@ -507,40 +507,18 @@ def repair_trees(base: RoutingFunction, links: Iterable[int], position: dict[int
     for ch in channels:
         if ch.link not in down:
             out[base.index[ch.src]].append(ch.id)
+    src = [base.index[ch.src] for ch in channels]
     dst = [base.index[ch.dst] for ch in channels]
     entry = np.array(getattr(base, "entry"), copy=True)
     depth = np.array(getattr(base, "depth"), copy=True)
     load = np.bincount(entry[entry >= 0], minlength=C).astype(float)
     for s in range(n):
-        row = entry[s]
         cut: set[int] = set()
         for v in sorted(range(n), key=lambda v: depth[s, v]):
-            c = int(row[v])
-            if c >= 0 and (c in dead or base.index[channels[c].src] in cut):
+            c = int(entry[s, v])
+            if c >= 0 and (c in dead or src[c] in cut):
                 cut.add(v)
-        if not cut:
-            continue
-        load[row[sorted(cut)]] -= 1
-        heap: list[tuple[int, float, int]] = []
-
-        def offer(u: int) -> None:
-            arrived = int(row[u])
-            for c in out[u]:
-                if dst[c] in cut and (u == s or (c != arrived ^ 1 and position[arrived] < position[c])):
-                    heapq.heappush(heap, (int(depth[s, u]) + 1, load[c], c))
-        for u in range(n):
-            if u not in cut:
-                offer(u)
-        while heap and cut:
-            hops, _load, c = heapq.heappop(heap)
-            if dst[c] not in cut:
-                continue
-            w = dst[c]
-            cut.discard(w)
-            row[w], depth[s, w] = c, hops
-            load[c] += 1
-            offer(w)
-        if cut:
+        if cut and _regrow(s, entry[s], depth[s], cut, out, dst, position, load):
             raise FailoverError("the tree of %s cannot enter %s again without %s under the base turn order"
                                 % (names[s], ", ".join(names[v] for v in sorted(cut)),
                                    ", ".join(topology.links[link].name for link in sorted(links))))
@@ -550,6 +528,35 @@ def repair_trees(base: RoutingFunction, links: Iterable[int], position: dict[int
                             blocked=base.blocked)
     shell.prohibited_keys = _prohibited_keys(prohibited, C)
     return SourceTreeRouting(shell, entry, depth)
+
+
+def _regrow(s: int, row: np.ndarray, depth: np.ndarray, cut: set[int], out: list[list[int]], dst: list[int],
+            position: dict[int, int], load: np.ndarray) -> set[int]:
+    """Enter the switches ``cut`` off source ``s``'s tree (``row``: its entry
+    channels, ``depth``: its hops; both updated) again from the rest of it,
+    breadth first over legal turns, least loaded channel first; returns the
+    switches that could not be entered (``cut`` is emptied as they are)."""
+    load[row[sorted(cut)]] -= 1
+    heap: list[tuple[int, float, int]] = []
+
+    def offer(u: int) -> None:
+        arrived = int(row[u])
+        for c in out[u]:
+            if dst[c] in cut and (u == s or (c != arrived ^ 1 and position[arrived] < position[c])):
+                heapq.heappush(heap, (int(depth[u]) + 1, load[c], c))
+    for u in range(len(row)):
+        if u not in cut:
+            offer(u)
+    while heap and cut:
+        hops, _load, c = heapq.heappop(heap)
+        w = dst[c]
+        if w not in cut:
+            continue
+        cut.discard(w)
+        row[w], depth[w] = c, hops
+        load[c] += 1
+        offer(w)
+    return cut
 
 
 def tree_failover(base: RoutingFunction, failure: Failure, kept: Callable[[frozenset[int]], RoutingFunction],

@@ -222,7 +222,7 @@ def test_7_the_responder_polls_the_cli_switches_fails_over_and_returns(lab, tmp_
         _wait_for(log, "settled", proc)
         netns_exec(sw1["netns"], "ip", "link", "set", "dev", sw1["ports"]["3"]["dev"], "up")
         restored = _wait_for(log, "restored", proc)
-        output, _ = proc.communicate(timeout=120)
+        output = proc.communicate(timeout=120)[0]
     finally:
         netns_exec(sw1["netns"], "ip", "link", "set", "dev", sw1["ports"]["3"]["dev"], "up")
         if proc.poll() is None:
