@@ -118,9 +118,9 @@ def _base_and_backup(topology: Topology, options: Data, failure: Failure, bank: 
 def _tree_backup(topology: Topology, router: _Router, base: RoutingFunction, failure: Failure,
                  stored: Data | None) -> tuple[Any, Data]:
     """A source-tree routing's backup of ``failure`` (:mod:`.failover`,
-    "source trees": the kept-order routing without the failed links) and
-    its entry: the stored one when its fingerprint is this backup's, else
-    computed and verified now."""
+    "source trees": the trees that crossed the failed link repaired, else
+    the kept-order routing without it) and its entry, computed and verified
+    now; a stored entry must carry this backup's fingerprint."""
     entry, backup = tree_failover(base, failure, _kept_routing(topology, router))
     if backup is None:
         raise FailoverError("failure %s has no backup: %s" % (failure.name, entry["reason"]))
@@ -447,10 +447,13 @@ def stored_entry(topology: Topology, options: Data, document: Data | None, failu
 def failover_report(document: Data) -> str:
     """The failover section of the plan's report (Markdown)."""
     cover = document["coverage"]
+    moved = ("the source trees that crossed the failed link are repaired (the sources of the changed trees "
+             "flip first)" if document.get("paths") == "source_tree"
+             else "only the routes that used the failed element detour")
     lines = ["# Failover", "",
              "Precomputed backups for every single failure of the %s routing (segment-based routing §2.3): "
-             "only the routes that used the failed element detour, along turns that keep the base "
-             "routing's turn order, so the switch-over cannot deadlock while old frames drain." % document["engine"],
+             "%s, along turns that keep the base routing's turn order, so the switch-over cannot deadlock while "
+             "old frames drain." % (document["engine"], moved),
              "",
              "| failures | covered | links | switches | pairs detoured | disjoint from their main path |",
              "|---|---|---|---|---|---|",

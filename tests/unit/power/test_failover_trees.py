@@ -135,3 +135,11 @@ def test_a_stored_backup_of_another_routing_and_an_uncovered_link_are_refused_by
                                    "A")
     with pytest.raises(FailoverError, match="failure sw5 has no backup: a switch failure is pushed only with the renamed"):
         failover_run.plan_failover(topology, OPTIONS, resolve_failure(topology, switch="sw5"), "A")
+
+
+def test_the_report_says_which_trees_move(document):
+    _topology, stored = document
+    text = failover_run.failover_report(stored)
+    assert "the source trees that crossed the failed link are repaired" in text
+    uncovered = [entry["name"] for entry in stored["failures"] if entry["kind"] == "link" and not entry["covered"]]
+    assert "| link %s | - |" % uncovered[0] in text and "halt-and-drain" in text
