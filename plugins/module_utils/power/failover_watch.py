@@ -77,8 +77,8 @@ from .transition_phases import Transition
 from .transition_planner import SEARCH_BUDGET_PER_SWITCH, _other, _plan_from_routing, _Router, _transition, \
     _working_topology
 from .transition_proof import TransitionError, _check_state, _check_window, _Proof
-from .transition_run import OvsDriver, TransitionRunError, differing, holds, read_states, run_steps, \
-    write_in_threads
+from .transition_run import OvsDriver, TransitionRunError, check_platforms, differing, holds, read_states, \
+    run_steps, write_in_threads
 
 Data = dict[str, Any]
 # How many hold-downs a link seen down by one end only waits for its other end's answer. Both ends of a
@@ -525,6 +525,7 @@ class Responder:
         pushes in proven rounds where they can be (:mod:`.failover_rounds`).
         Raises TransitionRunError when the fabric holds something else."""
         started = time.perf_counter()
+        check_platforms(self.topology, "failovers")
         names = self.topology.switch_names()
         states = read_states(self.driver, names)
         banks = sorted({bank for name in names for bank in switch_state(name, states[name])["pvid_banks"]})

@@ -229,6 +229,16 @@ def test_a_fabric_not_on_its_base_routing_is_refused():
         fw.Responder(RING, OPTIONS, fake).ready([])
 
 
+def test_linux_bridge_switches_are_refused_before_any_switch_is_read():
+    data = RING.to_data()
+    data["switches"]["sw3"]["platform"] = "linux_bridge"
+    bridged = topology_from_data(data)
+    fake = FAKES.FakeFabric(RING, plan(RING, bank="A", **OPTIONS).intent)
+    with pytest.raises(TransitionRunError, match=r"failovers run on platforms .*sw3 \(linux_bridge\)"):
+        fw.Responder(bridged, OPTIONS, fake).ready([])
+    assert fake.reads == [] and fake.writes == []
+
+
 def test_a_source_tree_routing_is_refused_naming_link_failed():
     # the fixed assignment's trees: the responder's armed rounds are per-destination detours
     torus = topology_from_data({"generate": {"kind": "torus", "dims": [4, 4], "hosts_per_switch": 1}})
