@@ -25,7 +25,7 @@ display = Display()
 KEEP_ALIVE_S = 300.0
 try:   # the planning code (networkx, numpy): its absence is reported by the task
     from ansible_collections.ethercluster.routing.plugins.module_utils.errors import EtherclusterError
-    from ansible_collections.ethercluster.routing.plugins.module_utils.power import failover_watch
+    from ansible_collections.ethercluster.routing.plugins.module_utils.power import failover_watch, snmp_traps
     IMPORT_ERROR = None
 except ImportError as exc:
     IMPORT_ERROR = exc
@@ -53,6 +53,7 @@ class ActionModule(CollectionAction):
         log = _JsonLines(args["log"])
         names = topology.switch_names()
         fallbacks = {}
+        listener = wake = None
         polled = [name for name in names if topology.switches[name].platform != "ovs"]
         if polled:
             # CLI switches (dell_os6, huawei_vrp) send no port status message to wait for: every switch is
@@ -61,7 +62,16 @@ class ActionModule(CollectionAction):
             kept_shell = False
             driver = poller = failover_watch.OneAtATime(fabric_access.fabric_driver(
                 self, task_vars, topology, args["timeout"], args["host_key_checking"])[0])
-            reader = failover_watch.status_reader(poller, topology, args["cli_interval_s"])
+            if args["traps_listen"]:
+                # a linkDown/linkUp trap from a switch makes its read happen now; the poll is the fallback
+                wake = failover_watch.Wakeups(names)
+                hosts = fabric_access.switch_settings(self, task_vars, names)
+                listener = snmp_traps.TrapListener(
+                    args["traps_listen"], args["traps_community"],
+                    snmp_traps.addresses_of({name: value["host"] for name, value in hosts.items()}),
+                    lambda switch, found: (log.write(dict(found, event="trap", name=switch, at=round(time.time(), 3))),
+                                           wake.trap(switch)))
+            reader = failover_watch.status_reader(poller, topology, args["cli_interval_s"], wake=wake)
         else:
             kept_shell = args["kept_shell"]
             settings = fabric_access.switch_settings(self, task_vars, names)
@@ -102,11 +112,18 @@ class ActionModule(CollectionAction):
             driver.close()
             if poller is not driver:
                 poller.close()
+            if listener is not None:
+                listener.close()
         changed = any(event["event"] in ("recovered", "restored") for event in responder.events)
         result.update(changed=changed, events=responder.events, handled=handled, planned=ready["planned"],
                       armed=ready["armed"])
         result["kept_shells"] = [name for name in names if kept_shell and name not in fallbacks]
         result["polled"] = polled
+        if listener is not None:
+            result["traps"] = {"received": listener.received, "ignored": dict(listener.ignored)}
+        elif args["traps_listen"]:
+            display.warning("failover_watch: traps_listen ignored: every switch is an ovs switch, whose OpenFlow "
+                            "port status message wakes its poll")
         result["msg"] = "failover_watch: %d event(s) handled" % handled
         return result
 

@@ -43,11 +43,12 @@ description:
   - It stops after O(duration_s), after O(max_events) handled events, or when O(stop_file) exists.
   - On a fabric with C(dell_os6) or C(huawei_vrp) switches (mixed with C(ovs) ones or not) each switch is reached
     through its platform's driver, as the link transitions reach it, and polled every O(cli_interval_s), since such
-    switches send no port status message to wait for, and SNMP C(linkDown) traps are not received yet. They apply a
-    configuration line by line, so nothing is armed and no rounds are made; a move runs as planned (the backup bank
-    installed, then one flip per switch, the changing switches first), as C(link_failed.yml) runs it, and every push
-    reads the switch first. A routing with source-tree paths (the fixed assignment's trees) is refused; its failures
-    are applied with C(link_failed.yml). C(linux_bridge) switches are refused.
+    switches send no port status message to wait for (and at once on their SNMP C(linkDown) or C(linkUp)
+    notification, with O(traps_listen)). They apply a configuration line by line, so nothing is armed and no rounds
+    are made; a move runs as planned (the backup bank installed, then one flip per switch, the changing switches
+    first), as C(link_failed.yml) runs it, and every push reads the switch first. A routing with source-tree paths
+    (the fixed assignment's trees) is refused; its failures are applied with C(link_failed.yml). C(linux_bridge)
+    switches are refused.
 attributes:
   check_mode:
     details: Detects and logs what it would do (the steps and their proof); changes nothing.
@@ -98,6 +99,20 @@ options:
         C(network_cli) session); a failure is seen within about this long plus the read.
     type: float
     default: 1.0
+  traps_listen:
+    description:
+      - Where to receive the switches' SNMPv2c C(linkDown) and C(linkUp) notifications (C(ADDRESS:PORT), as
+        C(0.0.0.0:162)), on a fabric whose switches are polled (O(cli_interval_s)). A notification from a switch (told
+        apart by its sender address, the switch's C(ansible_host)) makes that switch's interface status be read at
+        once; the poll every O(cli_interval_s) stays as the fallback, so a lost trap costs at most one interval.
+        The state is always the read, never the trap's content.
+      - Each switch must send its notifications there (docs/failover.md, "SNMP traps"). Ignored, with a warning,
+        on a fabric of C(ovs) switches only.
+    type: str
+  traps_community:
+    description: The SNMPv2c community the notifications must carry; others are counted as ignored.
+    type: str
+    default: public
   settle_s:
     description: How long the carriers must hold still before a change is acted on (seconds), so that the links of a
       failed switch, seen going down one after the other, make one switch failure. A switch whose every link is down
@@ -183,6 +198,8 @@ ARGUMENT_SPEC = {
     "hold_s": {"type": "float", "default": 5.0},
     "interval_s": {"type": "float", "default": 0.05},
     "cli_interval_s": {"type": "float", "default": 1.0},
+    "traps_listen": {"type": "str"},
+    "traps_community": {"type": "str", "default": "public", "no_log": True},
     "settle_s": {"type": "float", "default": 0.2},
     "wait_s": {"type": "float", "default": 1.0},
     "max_parallel": {"type": "int"},

@@ -868,15 +868,20 @@ class OneAtATime:
     """A driver whose calls to one switch wait for each other: on CLI
     switches the carrier polls and the pushes share each switch's one
     ``network_cli`` session, which serves one command at a time. Calls to
-    different switches still run at once."""
+    different switches still run at once. Once closed, every call fails
+    at once (a poll thread still waiting when the responder stops must
+    not open a session again)."""
 
     def __init__(self, driver: Any) -> None:
         self.driver = driver
         self.locks: dict[str, threading.Lock] = {}
         self.lock = threading.Lock()
+        self.closed = False
 
     def _lock(self, switch: str) -> threading.Lock:
         with self.lock:
+            if self.closed:
+                raise EtherclusterError("%s: not read, the responder has stopped" % switch)
             return self.locks.setdefault(switch, threading.Lock())
 
     @property
@@ -905,21 +910,54 @@ class OneAtATime:
             return dict(self.driver.carriers(switch))
 
     def close(self) -> None:
-        """Close the driver."""
-        self.driver.close()
+        """Close the driver once the calls under way have ended; later calls fail."""
+        with self.lock:
+            self.closed = True
+            locks = list(self.locks.values())
+        for lock in locks:
+            lock.acquire()
+        try:
+            self.driver.close()
+        finally:
+            for lock in locks:
+                lock.release()
+
+
+class Wakeups:
+    """One event per switch, set when the switch sends a ``linkDown`` or
+    ``linkUp`` notification (:mod:`.snmp_traps`): its reader waits on it
+    instead of sleeping, so the trap makes the read happen now and the
+    poll interval is only the fallback. A trap that comes during a read
+    makes the next read happen at once: none is missed."""
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self.events = {name: threading.Event() for name in names}
+
+    def trap(self, switch: str) -> None:
+        """Wake ``switch``'s reader."""
+        self.events[switch].set()
+
+    def wait(self, switch: str, seconds: float) -> bool:
+        """Wait up to ``seconds`` for a trap of ``switch``; whether one came."""
+        woke = self.events[switch].wait(seconds)
+        self.events[switch].clear()
+        return woke
 
 
 def status_reader(driver: Any, topology: Topology, interval_s: float,
-                  sleep: Callable[[float], Any] = time.sleep) -> Reader:
+                  sleep: Callable[[float], Any] = time.sleep, wake: Wakeups | None = None) -> Reader:
     """``reader(switch, expected)`` for :func:`watch` on switches that send
-    the responder no port status message (``dell_os6``, ``huawei_vrp``: the
-    polling the issue allows where traps are not used): the first call reads
-    at once, every later one after ``interval_s``; one interface status read
+    the responder no port status message (``dell_os6``, ``huawei_vrp``): the
+    first call reads at once, every later one after ``interval_s``, or as
+    soon as the switch's trap wakes it (``wake``; the interval is then the
+    fallback the issue asks for); one interface status read
     (``driver.carriers``), the fabric ports' carriers and their line."""
     ports = fabric_ports(topology)
 
     def read(switch: str, expected: str) -> tuple[dict[str, str], str]:
-        if expected:
+        if expected and wake is not None:
+            wake.wait(switch, interval_s)
+        elif expected:
             sleep(interval_s)
         found = driver.carriers(switch)
         carriers = {port: str(found.get(port, "down")) for port in ports[switch]}
