@@ -66,11 +66,11 @@ def decode(data: bytes, community: str) -> dict[str, Any] | None:
         binds = {oid.prettyPrint(): value for oid, value in module.apiPDU.get_varbinds(pdu)}
     except (PyAsn1Error, KeyError, ValueError, TypeError):
         return None
-    trap = binds.get(SNMP_TRAP_OID)
-    trap = trap.prettyPrint() if trap is not None else None
+    value = binds.get(SNMP_TRAP_OID)
+    trap = str(value.prettyPrint()) if value is not None else ""
     index = next((int(value) for oid, value in binds.items() if oid.startswith(IF_INDEX)), None)
     oper = next((OPER.get(int(value)) for oid, value in binds.items() if oid.startswith(IF_OPER_STATUS)), None)
-    return {"trap": NAMES.get(trap, trap), "if_index": index, "oper": oper}
+    return {"trap": NAMES.get(trap, trap or None), "if_index": index, "oper": oper}
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -138,7 +138,7 @@ class TrapListener:
                 return
             switch = self.addresses.get(str(sender[0]))
             found = decode(data, self.community) if switch is not None else None
-            if found is None:
+            if switch is None or found is None:
                 self.ignored[str(sender[0])] = self.ignored.get(str(sender[0]), 0) + 1
                 continue
             self.received += 1
