@@ -60,15 +60,15 @@ class ActionModule(CollectionAction):
             # polled (its interface status every cli_interval_s), through its platform's driver, one call
             # per switch at a time (a network_cli session serves one command at a time)
             kept_shell = False
-            driver = poller = failover_watch.OneAtATime(fabric_access.fabric_driver(
-                self, task_vars, topology, args["timeout"], args["host_key_checking"])[0])
+            fabric, settings = fabric_access.fabric_driver(self, task_vars, topology, args["timeout"],
+                                                           args["host_key_checking"])
+            driver = poller = failover_watch.OneAtATime(fabric)
             if args["traps_listen"]:
                 # a linkDown/linkUp trap from a switch makes its read happen now; the poll is the fallback
                 wake = failover_watch.Wakeups(names)
-                hosts = fabric_access.switch_settings(self, task_vars, names)
                 listener = snmp_traps.TrapListener(
                     args["traps_listen"], args["traps_community"],
-                    snmp_traps.addresses_of({name: value["host"] for name, value in hosts.items()}),
+                    snmp_traps.addresses_of({name: value["host"] for name, value in settings.items()}),
                     lambda switch, found: (log.write(dict(found, event="trap", name=switch, at=round(time.time(), 3))),
                                            wake.trap(switch)))
             reader = failover_watch.status_reader(poller, topology, args["cli_interval_s"], wake=wake)

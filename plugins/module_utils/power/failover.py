@@ -119,6 +119,11 @@ def single_failures(topology: Topology, down: Iterable[int] = ()) -> list[Failur
     return result
 
 
+def dead_channels(links: Iterable[int]) -> set[int]:
+    """The channel ids of ``links`` (both directions of each)."""
+    return {c for link in links for c in (2 * link, 2 * link + 1)}
+
+
 def resolve_failure(topology: Topology, link: Any = None, switch: Any = None) -> Failure:
     """The :class:`Failure` a request names: ``link`` (either end, name or
     index) or ``switch`` (a switch name); FailoverError otherwise."""
@@ -320,7 +325,7 @@ def _failover_one(tables: _Tables, primaries: dict[tuple[int, int], list[int]], 
     base turn order; if a pair has none, detours that only close no cycle
     with the base dependencies (relaxed); else not covered."""
     t = tables
-    dead = {c for link in failure.links for c in (2 * link, 2 * link + 1)}
+    dead = dead_channels(failure.links)
     dead_switch = t.base.index[failure.switch] if failure.switch else None
     affected = {pair for pair, path in primaries.items()
                 if dead_switch not in pair
@@ -345,7 +350,7 @@ def _failover_one(tables: _Tables, primaries: dict[tuple[int, int], list[int]], 
 def _detour_tables(t: _Tables, primaries: dict[tuple[int, int], list[int]], failure: Failure,
                    affected: set[tuple[int, int]], strict: bool) -> tuple[Any, str]:
     """``(table, "")`` with every affected pair detoured, or ``(None, "src -> dst")``."""
-    dead = {c for link in failure.links for c in (2 * link, 2 * link + 1)}
+    dead = dead_channels(failure.links)
     dead_switch = t.base.index[failure.switch] if failure.switch else None
     table = np.array(t.base.next_hop, copy=True)
     load = np.zeros(t.C)
@@ -401,7 +406,7 @@ def verify_backup(base: RoutingFunction, backup: Backup) -> list[str]:
     is delivered without the failed links or switch and without a loop, and
     base and backup dependencies together are acyclic. Problems, or []."""
     t = _Tables(base)
-    dead = {c for link in backup.failure.links for c in (2 * link, 2 * link + 1)}
+    dead = dead_channels(backup.failure.links)
     problems = []
     graph = cdg.channel_dependency_graph(base)
     for dest, name in enumerate(t.names):
@@ -426,13 +431,15 @@ def verify_backup(base: RoutingFunction, backup: Backup) -> list[str]:
 # The fixed assignment carries one VLAN per source switch, whose links must
 # form a tree (routing/source_tree.py): a detour for the affected pairs alone
 # would give a tree a second way into a switch. The backup of a link failure
-# is therefore the whole routing with the link down whose every turn goes
+# therefore repairs the trees that crossed the link (:func:`repair_trees`),
+# else takes the whole routing with the link down whose every turn goes
 # forward in the base routing's turn order (the link transitions' kept-order
-# routing, transition_planner._Router.kept): base and backup live in one
-# acyclic turn graph, so the switch-over cannot deadlock while old frames
-# drain (the Double Scheme condition). It is a function of the topology and
-# the failed link, so it is recomputed when applied and compared with the
-# fingerprint stored at plan time.
+# routing, transition_planner._Router.kept). Either way every turn goes
+# forward in that order: base and backup live in one acyclic turn graph, so
+# the switch-over cannot deadlock while old frames drain (the Double Scheme
+# condition). The backup is a function of the base and the failed link, so
+# it is recomputed when applied and compared with the fingerprint stored at
+# plan time.
 TREE_SWITCH_REASON = ("a switch failure is pushed only with the renamed assignment (frames travel untagged, so the "
                       "switches around the failed one do not depend on the VLANs it holds); source-tree paths "
                       "are the fixed assignment's")
@@ -452,8 +459,8 @@ def _tree_links(routing: RoutingFunction) -> list[set[int]]:
 
 
 def tree_backup(base: RoutingFunction, backup: RoutingFunction, failure: Failure) -> Backup:
-    """The summary of a source-tree routing's backup (``backup``: the
-    kept-order routing without the failed links, above), verified: every
+    """The summary of a source-tree routing's backup (``backup``: its trees
+    repaired, or the kept-order routing without the failed links, above), verified: every
     pair is delivered without the failure, base and backup dependencies
     together are acyclic. The switches listed are the sources of the trees
     that change: with the fixed assignment a frame travels in the bank of
@@ -461,7 +468,7 @@ def tree_backup(base: RoutingFunction, backup: RoutingFunction, failure: Failure
     every pair delivers again (the failover flips them first)."""
     topology = base.topology
     channels = topology.channels
-    dead = {c for link in failure.links for c in (2 * link, 2 * link + 1)}
+    dead = dead_channels(failure.links)
     names = base.switch_names
     hosts = {name: max(1, len(topology.hosts_on(name))) for name in names}
     changed = [name for name, old, new in zip(names, _tree_links(base), _tree_links(backup)) if old != new]
@@ -501,7 +508,7 @@ def repair_trees(base: RoutingFunction, links: Iterable[int], position: dict[int
     names = base.switch_names
     n, C = len(names), len(channels)
     links = set(links)
-    dead = {c for link in links for c in (2 * link, 2 * link + 1)}
+    dead = dead_channels(links)
     down = set(base.down) | links
     out: list[list[int]] = [[] for _switch in range(n)]
     for ch in channels:
@@ -599,7 +606,7 @@ def precompute_failover(base: RoutingFunction, failures: Iterable[Failure] | Non
     started = time.perf_counter()
     wanted = list(single_failures(base.topology, base.down) if failures is None else failures)
     stored = []
-    if kept is not None and base.paths_form == "source_tree":
+    if kept is not None and base.paths_form == "source_tree":   # (kept checked above; narrowed for the types)
         position = _turn_order(base)
         stored = [tree_failover(base, failure, kept, position)[0] for failure in wanted]
         return {"format": FORMAT, "engine": base.engine, "paths": base.paths_form, "failures": stored,

@@ -96,9 +96,10 @@ def _base_and_backup(topology: Topology, options: Data, failure: Failure, bank: 
     lost at the failure, and the failed switch itself is never written
     (:func:`_frozen`)."""
     router = _base_router(topology, options)
-    base = router.plan(_working_topology(topology), set(topology.down_links()), bank, "the base routing")
+    work = _working_topology(topology)
+    base = router.plan(work, set(topology.down_links()), bank, "the base routing")
     if base.routing.paths_form == "source_tree":
-        return (base,) + _tree_backup(topology, router, base.routing, failure, stored)
+        return (base,) + _tree_backup(router, work, base.routing, failure, stored)
     entry = stored
     if entry is None:
         entry = precompute_failover(base.routing, [failure])["failures"][0]
@@ -115,13 +116,13 @@ def _base_and_backup(topology: Topology, options: Data, failure: Failure, bank: 
     return base, backup, entry
 
 
-def _tree_backup(topology: Topology, router: _Router, base: RoutingFunction, failure: Failure,
+def _tree_backup(router: _Router, work: Topology, base: RoutingFunction, failure: Failure,
                  stored: Data | None) -> tuple[Any, Data]:
     """A source-tree routing's backup of ``failure`` (:mod:`.failover`,
     "source trees": the trees that crossed the failed link repaired, else
     the kept-order routing without it) and its entry, computed and verified
     now; a stored entry must carry this backup's fingerprint."""
-    entry, backup = tree_failover(base, failure, _kept_routing(topology, router))
+    entry, backup = tree_failover(base, failure, _kept_routing(router, work, router.file_down))
     if backup is None:
         raise FailoverError("failure %s has no backup: %s" % (failure.name, entry["reason"]))
     if stored is not None and stored.get("backup_digest") != entry["backup_digest"]:
@@ -130,11 +131,10 @@ def _tree_backup(topology: Topology, router: _Router, base: RoutingFunction, fai
     return backup, entry
 
 
-def _kept_routing(topology: Topology, router: _Router) -> Callable[[frozenset[int]], RoutingFunction]:
-    """The kept-order routing of ``topology`` with the file's down links and ``links`` down."""
-    work = _working_topology(topology)
-    down = set(topology.down_links())
-
+def _kept_routing(router: _Router, work: Topology, down: set[int]) -> Callable[[frozenset[int]], RoutingFunction]:
+    """The kept-order routing of the working topology ``work`` with the
+    file's down links ``down`` and ``links`` down (the router plans its
+    base on ``work`` once)."""
     def kept(links: frozenset[int]) -> RoutingFunction:
         return router.kept(work, down | set(links))
     return kept
@@ -403,11 +403,6 @@ FAILOVER_FILE = "failover.json"
 FAILOVER_REPORT = "failover.md"
 
 
-def _digest(routing: Any) -> str:
-    """A fingerprint of a routing's paths: a stored failover fits only the base it was made for."""
-    return routing_digest(routing)
-
-
 def _base_router(topology: Topology, options: Data) -> _Router:
     """The router of the deployed routing: kept turn order, the file's down links."""
     return _Router(options, True, "(failover)", topology.down_links())
@@ -423,9 +418,10 @@ def failover_document(topology: Topology, options: Data) -> Data:
     """Backups of every single failure of the deployed routing, stored form
     (:func:`.failover.precompute_failover`) plus the base's fingerprint and settings."""
     router = _base_router(topology, options)
-    base = router.plan(_working_topology(topology), set(topology.down_links()), "A", "the base routing")
-    stored = precompute_failover(base.routing, kept=_kept_routing(topology, router))
-    stored["base_digest"] = _digest(base.routing)
+    work = _working_topology(topology)
+    base = router.plan(work, set(topology.down_links()), "A", "the base routing")
+    stored = precompute_failover(base.routing, kept=_kept_routing(router, work, router.file_down))
+    stored["base_digest"] = routing_digest(base.routing)
     stored["settings"] = {key: options.get(key) for key in ("engine", "assignment", "engine_options")}
     stored["topology"] = topology.name
     return stored
@@ -436,7 +432,7 @@ def stored_entry(topology: Topology, options: Data, document: Data | None, failu
     base routing, else None (it is then computed on the spot)."""
     if not document or document.get("format") != FORMAT:
         return None
-    if document.get("base_digest") != _digest(base_plan(topology, options).routing):
+    if document.get("base_digest") != routing_digest(base_plan(topology, options).routing):
         return None
     for entry in document.get("failures", ()):
         if entry.get("name") == failure.name:

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 from lab_helpers import FIXTURES, ansible_env, ansible_playbook, cli_session, lab_with_output, netns_exec, tasks_by_name
+from test_faults_lab import delivered
 
 from ansible_collections.ethercluster.routing.plugins.module_utils.platforms import dell_os6, ovs
 
@@ -159,13 +160,8 @@ def play(lab, playbook, *args):
 
 
 def pings(lab, src, dst):
-    """Whether ``src`` reaches ``dst`` by unicast (static neighbours: no ARP broadcast)."""
-    hosts = lab["layout"]["hosts"]
-    for a, b in ((src, dst), (dst, src)):
-        netns_exec(hosts[a]["netns"], "ip", "neigh", "replace", hosts[b]["address"], "lladdr", hosts[b]["mac"],
-                   "dev", hosts[a]["dev"], "nud", "permanent")
-    return netns_exec(hosts[src]["netns"], "ping", "-n", "-q", "-c", "2", "-i", "0.2", "-W", "2",
-                      hosts[dst]["address"], check=False).returncode == 0
+    """Whether ``src`` reaches ``dst`` by unicast (test_faults_lab's check)."""
+    return delivered(lab, [(src, dst)]) == [(src, dst)]
 
 
 def test_6_a_failed_link_fails_over_over_the_cli_and_returns(lab):
