@@ -44,7 +44,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any, Protocol
 
 from ..errors import EtherclusterError
@@ -247,12 +247,20 @@ def write_in_threads(driver: Driver, writes: list[tuple[str, Any, Any, Data]]
 # ------------------------------------------------------------------ reading
 def _pool(function: Callable[[Any], Any], items: Iterable[Any], parallel: bool = True,
           workers: int = 32) -> list[Any]:
-    """``function`` over ``items``, in threads when ``parallel`` (results in order)."""
+    """``function`` over ``items``, in threads when ``parallel`` (results in order).
+
+    In threads every item runs even when another fails; the first failure
+    in ``items``' order is raised once all have finished. (``pool.map``
+    would cancel the items still queued when it meets the failure, so
+    which switches of a failed parallel push were written would depend on
+    thread timing.)"""
     items = list(items)
     if not parallel or len(items) < 2 or workers <= 1:
         return [function(item) for item in items]
     with ThreadPoolExecutor(max_workers=min(workers, len(items))) as pool:
-        return list(pool.map(function, items))
+        futures = [pool.submit(function, item) for item in items]
+        wait(futures)
+    return [future.result() for future in futures]
 
 
 def read_states(driver: Driver, switches: list[str]) -> dict[str, Data]:

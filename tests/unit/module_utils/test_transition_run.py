@@ -13,6 +13,7 @@ switch is read (the CLI platforms: tests/unit/power/test_cli_driver.py)."""
 import copy
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -197,6 +198,28 @@ def test_a_failed_step_names_itself_and_a_rerun_resumes_there(fabric):
     assert result["resumed_after"] == 0  # inside step 1: it runs again
     assert result["steps"][0]["changed"] == ["sw1"]  # sw0 and sw2 took it already
     assert fabric.writes[writes:] == ["sw1", "sw2", "sw1"]
+
+
+def test_a_failure_in_a_parallel_pool_lets_every_queued_item_run():
+    # more items than threads: the queued ones must still run after item 0 failed
+    # (pool.map cancelled them, so a failed parallel push wrote a timing-dependent set)
+    ran = []
+    lock = threading.Lock()
+    second_started = threading.Event()
+
+    def one(item):
+        if item == 0:
+            second_started.wait(timeout=5)
+            raise EtherclusterError("sw%d: write failed" % item)
+        second_started.set()
+        time.sleep(0.05)  # the failure is met while most items still wait in the queue
+        with lock:
+            ran.append(item)
+        return item
+
+    with pytest.raises(EtherclusterError, match="sw0: write failed"):
+        tr._pool(one, range(8), workers=2)  # pylint: disable=protected-access
+    assert sorted(ran) == list(range(1, 8))
 
 
 def test_a_rerun_after_a_failure_in_the_last_step_resumes_with_it(fabric):
