@@ -34,8 +34,11 @@ any failure and keeps it:
   fabric holds then. A second link failure while on a backup: its backup
   is computed on the spot from the current routing
   (:func:`.failover.precompute_failover` against it: the "backup of the
-  backup"); without a detour or a proven order nothing is pushed and the
-  log says that only a halt-and-drain recovers;
+  backup"); so is a switch failure while a link's backup holds (the
+  switch, when back, is first written alone with its entry in the held
+  routing: it kept the bank the fabric left); without a detour or a
+  proven order, or for any failure while a switch's backup holds, nothing
+  is pushed and the log says that only a halt-and-drain recovers;
 * **restore**: when every failed link has carrier again, the move back to
   the base routing (planned with its proof; a carrier wait first);
 * **switch failures**: pre-planned and pushed like the links, the failed
@@ -67,11 +70,12 @@ from typing import Any
 
 from ..errors import EtherclusterError
 from ..fabric.topology import Topology
+from ..routing.base import RoutingFunction
 from ..platforms import ovs
 from . import failover_arming as arming
 from .failover import Failure, backup_from_changes, precompute_failover, resolve_failure
 from .failover_rounds import in_rounds
-from .failover_run import _Failover, _kept_up, base_plan, plan_failover, plan_restore, stored_entry, urgent_cut
+from .failover_run import _Failover, _frozen, _kept_up, _leave_out, _prove_recovered, base_plan, plan_failover, plan_restore, recovery_proof, stored_entry, urgent_cut
 from .fabric_state import switch_state
 from .transition_phases import Transition
 from .transition_planner import SEARCH_BUDGET_PER_SWITCH, _other, _plan_from_routing, _Router, _transition, \
@@ -335,21 +339,25 @@ def held_plan(topology: Topology, options: Data, routing: Any, bank: str, down: 
 
 def plan_move(topology: Topology, options: Data, before: Any, after: Any, bank: str, label: str,
               first: list[str], down: Iterable[int], restore: Iterable[int] = (), wait_s: float = 1.0,
-              carrier_timeout_s: float = 30.0, failed: int | None = None) -> Transition:
+              carrier_timeout_s: float = 30.0, failed: int | None = None,
+              absent: Failure | None = None) -> Transition:
     """The proven move from plan ``before`` (bank ``bank``) to plan ``after``
     (the other bank): :func:`.failover_run.plan_failover`'s phase between any
     two routings the responder holds (a backup of a backup, a restore after
     several failures). ``restore``: links whose carrier is awaited first;
     ``failed``: the link that just failed (the proof simulates it as alive,
-    as :mod:`.failover_run` does: frames sent into it are lost there).
-    Raises TransitionError when no order is proven (then only a
-    halt-and-drain, §2.3, recovers)."""
+    as :mod:`.failover_run` does: frames sent into it are lost there);
+    ``absent``: a switch failure, proven as :func:`.failover_run.plan_failover`
+    proves one (its hosts neither send nor receive, the ports into it are
+    dead, it is never written, every surviving pair delivers once the
+    urgent steps ran). Raises TransitionError when no order is proven
+    (then only a halt-and-drain, §2.3, recovers)."""
     started = time.perf_counter()
     work = _working_topology(topology)
     down = sorted(down)
     if restore:
         before = _with_links_up(before, topology, restore)
-    proof = _Proof(work, "failover", label)
+    proof = recovery_proof(work, absent) if absent is not None else _Proof(work, "failover", label)
     _check_state(proof, before.intent, "the fabric before %s" % label)
     router = _Router(options, True, label, topology.down_links())
     router.resolve(work)
@@ -365,6 +373,12 @@ def plan_move(topology: Topology, options: Data, before: Any, after: Any, bank: 
     done = run.route_phase(work, before, after, label)
     transition = _transition(run, router, "failover", before, done, True, None, started)
     transition.link = {"a": "", "b": "", "name": label}
+    if absent is not None:
+        try:
+            _leave_out(transition, str(absent.switch))
+        except EtherclusterError as exc:
+            raise TransitionError(str(exc)) from None
+        _prove_recovered(work, absent, transition, [name for name in first if name != absent.switch])
     return transition
 
 
@@ -496,6 +510,8 @@ class Responder:
         self.status: dict[int, str] = {}
         self.dead: set[str] = set()
         self.down: set[int] = set()        # links the held routing avoids
+        self.gone: set[str] = set()        # failed switches the held routing avoids (never written)
+        self.rejoin: dict[str, Data] = {}  # such a switch: its entry in the held routing, written when it is back
         self.queue: list[Data] = []
         self.events: list[Data] = []
         self.tail: threading.Thread | None = None
@@ -713,10 +729,10 @@ class Responder:
         if index in self.down:
             return self.log("ignored", name=event["name"], why="the held routing already avoids it")
         failure = Failure("link", event["name"], frozenset({index}))
-        if self.held_failure is not None and self.held_failure.kind == "switch":
+        if self.gone:
             raise TransitionRunError("%s: switch %s is down and its backup holds: a second failure now is not "
                                      "planned; nothing pushed; only a halt-and-drain (§2.3) and a fresh plan "
-                                     "recover" % (failure.name, self.held_failure.switch))
+                                     "recover" % (failure.name, ", ".join(sorted(self.gone))))
         if not self.down and event["name"] in self.plans and self.bank == self.plans_bank:
             (transition, routing), how = self.plans[event["name"]], "pre-planned"
             first = changing(transition)
@@ -729,7 +745,9 @@ class Responder:
     def _backup_of_held(self, failure: Failure) -> tuple[Transition, Any, list[str], str]:
         """The move from the held routing to its backup for ``failure``, planned now."""
         held = self.held if self.held is not None else self.base
-        entry = precompute_failover(held.routing, [failure])["failures"][0]
+        # the links the held routing avoids are failed too: no detour may take them
+        both = Failure("link", failure.name, frozenset(failure.links | self.down))
+        entry = precompute_failover(held.routing, [both])["failures"][0]
         if not entry["covered"]:
             raise TransitionRunError("%s: no backup of the held routing (%s): nothing pushed; only a "
                                      "halt-and-drain (§2.3) and a fresh plan recover" % (failure.name, entry["reason"]))
@@ -743,6 +761,40 @@ class Responder:
             raise TransitionRunError("%s: no proven order from the held routing (%s): nothing pushed; only a "
                                      "halt-and-drain (§2.3) and a fresh plan recover" % (failure.name, exc)) from None
         return transition, routing, list(entry["switches"]), "planned now on the held routing (backup of the backup)"
+
+    def _switch_backup_of_held(self, failure: Failure) -> tuple[Transition, Any, list[str], Data]:
+        """The move from the held routing (a link's backup) to its backup for
+        the switch ``failure``, planned now as a pre-planned switch failover
+        is (:func:`.failover_run.plan_failover`): the failed switch keeps
+        what it holds and is never written; its ports are kept up. Also the
+        failed switch's own entry in the new routing, written when it returns
+        (:meth:`_rejoined`): what it keeps is the old bank's routing."""
+        if self.base.intent["fabric"].get("assignment") != "renamed":
+            raise TransitionRunError("switch %s: a switch failure is pushed only with the renamed assignment; "
+                                     "nothing pushed" % failure.switch)
+        held = self.held if self.held is not None else self.base
+        # the links the held routing avoids are failed too: no detour may take them
+        failure = Failure("switch", failure.name, frozenset(failure.links | self.down), failure.switch)
+        entry = precompute_failover(held.routing, [failure])["failures"][0]
+        if not entry["covered"]:
+            raise TransitionRunError("switch %s: no backup of the held routing (%s): nothing pushed; only a "
+                                     "halt-and-drain (§2.3) and a fresh plan recover" % (failure.switch, entry["reason"]))
+        made = backup_from_changes(held.routing, entry)
+        # planned with the failed switch's links configured, as the held routing (failover_run._base_and_backup)
+        routing = RoutingFunction(made.topology, made.engine, made.next_hop, down=held.routing.down,
+                                  options=made.options)
+        down = self.down | set(failure.links)
+        live = held_plan(self.topology, self.options, routing, _other(self.bank), down)
+        after = _frozen(live, failure, held)
+        first = [name for name in entry["switches"] if name != failure.switch]
+        try:
+            transition = plan_move(self.topology, self.options, held, after, self.bank,
+                                   "failover for %s" % failure.name, first, down, wait_s=self.wait_s,
+                                   failed=min(failure.links), absent=failure)
+        except TransitionError as exc:
+            raise TransitionRunError("switch %s: no proven order from the held routing (%s): nothing pushed; only "
+                                     "a halt-and-drain (§2.3) and a fresh plan recover" % (failure.switch, exc)) from None
+        return transition, routing, first, live.intent["switches"][failure.switch]
 
     def _link_up(self, event: Data) -> Data:
         """A link has carrier again: back to the base once every failed link is back."""
@@ -769,6 +821,8 @@ class Responder:
         logged with its precomputed backup; or it came back: the restore."""
         held = self.held_failure
         if event["kind"] == "switch_up":
+            if event["name"] in self.rejoin:
+                return self._rejoined(event)
             if held is None or held.switch != event["name"]:
                 # a dying switch can be seen first as one of its links failing, and then be refused as a
                 # second failure: the held backup avoids that link, which came back with the switch
@@ -784,12 +838,20 @@ class Responder:
         if not self.down and event["name"] in self.plans and self.bank == self.plans_bank:
             transition, routing = self.plans[event["name"]]
             self.held_failure = failure
-            return self._run(event, transition, changing(transition), "pre-planned", set(failure.links), routing)
+            return self._run(event, transition, changing(transition), "pre-planned", set(failure.links), routing,
+                             gone=failure.switch)
         if self.down:
-            raise TransitionRunError("switch %s failed while the fabric holds a backup (%s down): a second failure "
-                                     "is not planned for a switch; nothing pushed; only a halt-and-drain (§2.3) and "
-                                     "a fresh plan recover" % (event["name"], ", ".join(
-                                         self.topology.links[index].name for index in sorted(self.down))))
+            if self.gone:
+                raise TransitionRunError("switch %s failed while switch %s is down and its backup holds: a second "
+                                         "switch failure is not planned; nothing pushed; only a halt-and-drain "
+                                         "(§2.3) and a fresh plan recover" % (event["name"], ", ".join(sorted(self.gone))))
+            transition, routing, first, rejoin = self._switch_backup_of_held(failure)
+            self.held_failure = None
+            done = self._run(event, transition, first, "planned now on the held routing (backup of the backup)",
+                             self.down | set(failure.links), routing, gone=failure.switch)
+            if not self.check_mode:
+                self.rejoin[event["name"]] = rejoin
+            return done
         entry = stored_entry(self.topology, self.options, self.document, failure)
         if entry is None:
             entry = precompute_failover(self.base.routing, [failure])["failures"][0]
@@ -798,6 +860,27 @@ class Responder:
         return self.log("not_pushed", name=event["name"], kind=event["kind"], detected=event["at"], backup=backup,
                         why="no proven failover was planned for this switch (%s): nothing pushed; the pairs "
                             "crossing it are cut until it returns" % (backup.get("reason") or "see ready's not_planned"))
+
+    def _rejoined(self, event: Data) -> Data:
+        """A switch that failed while a link's backup held is back: it still
+        holds the routing of the bank the fabric left, so it is written
+        first with its entry in the held routing (one switch: the held
+        routing sends no frame over its links, only its own hosts' frames
+        cross it), then its links return as links do (:meth:`_link_up`:
+        the base again once every failed link is back; the restore's proof
+        starts from this state)."""
+        name = event["name"]
+        self.settle()
+        entry = self.rejoin.pop(name)
+        run_steps([{"index": 1, "kind": "push", "name": "write the returned %s as the held routing has it" % name,
+                    "why": "it held the routing of the bank the fabric left when it failed", "parallel": False,
+                    "switches": {name: entry}}], self.driver, max_parallel=self.max_parallel)
+        self.held = _AfterPlan(dict(self.held.intent, switches=dict(self.held.intent["switches"], **{name: entry})),
+                               self.held.routing)
+        self.gone.discard(name)
+        self.log("rejoined", name=name, kind=event["kind"], detected=event["at"])
+        returned = sorted(self.down & {channel.link for channel in self.topology.out_channels(name)})
+        return self._link_up(dict(event, link=returned[0]))
 
     def _restore(self, failure: Failure) -> Transition:
         """The proven move back from ``failure``'s backup to the base, its
@@ -814,8 +897,10 @@ class Responder:
 
     # ------------------------------------------------------------ running
     def _run(self, event: Data, transition: Transition, first: list[str], how: str, down: set[int],
-             routing: Any) -> Data:
-        """Run the urgent steps now and the rest in the background; update the held state."""
+             routing: Any, gone: str | None = None) -> Data:
+        """Run the urgent steps now and the rest in the background; update
+        the held state (``gone``: a switch that failed now; a restore, with
+        nothing ``down``, brings every failed switch back)."""
         urgent, tail = urgent_steps(transition, first)
         proof = proof_summary(transition)
         if self.check_mode:
@@ -831,6 +916,10 @@ class Responder:
                              proof=proof)
         self.bank = transition.after["fabric"]["bank"]
         self.down = set(down)
+        if not down:
+            self.gone = set()
+        elif gone:
+            self.gone = self.gone | {gone}
         self.held = _AfterPlan(transition.after, routing) if down else None
         if self.arming is not None and not down and self.bank == self.plans_bank:
             tail = tail + [self.arming]      # back on the base: armed again for the next failure

@@ -7,7 +7,9 @@ fake wall clock: a cut link is detected and its pre-planned failover runs
 (the switches then hold the backup's intent), the restore brings the base
 routing back in the other bank, a second failure while on a backup is
 planned on the held routing or refused naming the halt-and-drain, a switch
-failure is detected and logged (not pushed), check mode writes nothing,
+failure while a link's backup holds is failed over on the held routing and
+its return writes it back first, a switch failure without a plan is
+logged (not pushed), check mode writes nothing,
 the long-poll loop stops on its count."""
 
 from __future__ import annotations
@@ -109,6 +111,13 @@ def armed_intent(base, armed):
     return dict(base, switches=dict(base["switches"], **armed))
 
 
+def on_base(made, fake, topology, armed):
+    """The switches hold the base routing in the responder's bank (armed
+    again when that is the bank it started in)."""
+    base = plan(topology, bank=made.bank, **OPTIONS).intent
+    return holds(fake, armed_intent(base, armed) if made.bank == made.plans_bank else base)
+
+
 def test_urgent_steps_are_the_proven_rounds_then_the_rest():
     made, _fake, _events = responder()
     transition, _routing = made.plans[RING.links[2].name]
@@ -174,7 +183,8 @@ def test_a_switch_failure_without_a_plan_is_logged_and_not_pushed():
 
 def test_a_dying_switch_seen_first_as_its_link_comes_back_to_the_base_with_the_switch():
     """A switch whose ports go down one by one is seen first as one link
-    failing (failed over), then refused as a second failure; its return
+    failing (failed over), then as the switch failing: failed over again,
+    planned on the held routing, without writing the switch; its return
     brings that link back too, so the held backup goes: the base again."""
     link = RING.links[1]        # sw1:3 -- sw2:2
     made, fake, events = responder(preplan=[link.name])
@@ -182,15 +192,63 @@ def test_a_dying_switch_seen_first_as_its_link_comes_back_to_the_base_with_the_s
     armed = made.arming["switches"]
     made.observe(carriers(RING, cut=[link.name]))
     assert [entry["event"] for entry in made.handle()] == ["recovered"]
+    made.settle()
+    writes = len(fake.writes)
     made.observe(carriers(RING, dead=["sw2"]))
-    refused = made.handle()
-    assert [(entry["event"], entry["kind"]) for entry in refused] == [("failed", "switch_down")]
-    assert made.down == {link.index}
+    done = made.handle()
+    made.settle()
+    assert [(entry["event"], entry["kind"]) for entry in done] == [("recovered", "switch_down")], done
+    assert "held routing" in done[0]["how"] and done[0]["proof"]["acyclic"]
+    assert fake.writes[writes:] and "sw2" not in fake.writes[writes:]
+    assert made.gone == {"sw2"} and made.down == {channel.link for channel in RING.out_channels("sw2")}
     made.observe(carriers(RING))
     back = made.handle()
     made.settle()
     assert [(entry["event"], entry["kind"], entry["name"]) for entry in back] == [("restored", "switch_up", "sw2")]
-    assert holds(fake, armed_intent(base, armed)) and not made.down and made.held_failure is None
+    # the returned switch was written first, alone, with its entry in the held routing
+    assert [entry["event"] for entry in events[-3:]] == ["rejoined", "restored", "settled"]
+    assert made.bank == "B" and on_base(made, fake, RING, armed)
+    assert not made.down and not made.gone and made.held_failure is None and base
+
+
+def test_a_switch_failure_while_a_link_backup_holds_is_failed_over_and_both_returns_restore_the_base():
+    torus = topology_from_data({"generate": {"kind": "torus", "dims": [3, 3], "hosts_per_switch": 1}})
+    link = torus.links[2].name                     # sw1:3--sw2:2, not at sw8
+    made, fake, events = responder(torus, preplan=[link])
+    armed = (made.arming or {}).get("switches", {})
+    made.observe(carriers(torus, cut=[link]))
+    assert [entry["event"] for entry in made.handle()] == ["recovered"]
+    made.settle()
+    writes = len(fake.writes)
+    made.observe(carriers(torus, cut=[link], dead=["sw8"]))
+    done = made.handle()
+    made.settle()
+    assert [(entry["event"], entry["name"]) for entry in done] == [("recovered", "sw8")], done
+    proof = done[0]["proof"]
+    assert proof["acyclic"] and proof["recovered_after_step"] >= 1
+    assert fake.writes[writes:] and "sw8" not in fake.writes[writes:]
+    # every surviving switch holds the backup of the backup; the dead switch kept what it held
+    transition_after = made.held.intent["switches"]
+    assert holds(fake, dict(made.held.intent, switches={name: entry for name, entry in transition_after.items()
+                                                        if name != "sw8"}))
+    # a third failure now is refused, naming the halt-and-drain; nothing is written
+    writes = len(fake.writes)
+    made.observe(carriers(torus, cut=[link, torus.links[6].name], dead=["sw8"]))
+    refused = made.handle()
+    assert [entry["event"] for entry in refused] == ["failed"] and "halt-and-drain" in refused[0]["error"]
+    assert len(fake.writes) == writes
+    # the switch returns first: the link is still down, so the held routing stays
+    writes = len(fake.writes)
+    made.observe(carriers(torus, cut=[link]))
+    assert [entry["event"] for entry in made.handle()] == ["waiting", "ignored"]
+    # it was written alone with its entry in the held routing (it kept the old bank's)
+    assert fake.writes[writes:] == ["sw8"] and events[-3]["event"] == "rejoined"
+    assert holds(fake, made.held.intent) and made.gone == set() and torus.link(link).index in made.down
+    made.observe(carriers(torus))
+    back = made.handle()
+    made.settle()
+    assert [entry["event"] for entry in back] == ["restored"], back
+    assert made.bank == "B" and on_base(made, fake, torus, armed) and not made.down and not made.gone
 
 
 def test_a_second_cut_on_a_ring_is_refused_naming_the_halt_and_drain():
