@@ -35,8 +35,8 @@ description:
     backup bank) and those whose old bank the install completes, the others get the backup bank afterwards --
     logs the recovery, and runs the other flips, the drain wait and the old bank's removal in the background. A failed
     switch is never read or written. A failure that arrives meanwhile is queued and planned on the state the fabric
-    then holds (a backup of the backup, computed on the spot: for a link, and for a switch that fails while a
-    link's backup holds; the switch, when back, is first written alone with its entry in the held routing);
+    then holds (a backup of the backup, computed on the spot, for a link and for a switch that fails while a
+    link's backup holds; such a switch, when back, is first written alone with its entry in the held routing);
     without a detour or a proven order, or a failure while a switch's backup holds, nothing is pushed and the log
     says only a halt-and-drain recovers.
   - When every failed link (or the failed switch) has carrier again, the planned restore brings the base routing
