@@ -8,7 +8,9 @@ resident responder"; root): a ring of four emulated switches (or --torus:
 the background; UDP probes between every host pair every --interval-ms;
 a link's veth cut in its switch's namespace, later set up again; then, with
 --switch, every veth of one switch (--switch-name, default sw10 on the
-torus), later up again; --repeat N times. Prints, per failure, the time from
+torus), later up again; --repeat N times. With --switch-after-link the
+switch fails while the link is still cut (the responder fails it over on
+the link's backup), comes back first, and the link last. Prints, per failure, the time from
 the cut to the responder's detection and to the end of its urgent pushes,
 the recovery measured from the probes (the send time of the last datagram
 lost after the cut, over every pair not attached to a failed switch), the
@@ -16,8 +18,8 @@ datagrams lost, the pairs that delivered again last, and the losses of each
 return to the base routing.
 The responder plans every failure (--preplan-cut: only those cut here) and
 arms the base toward all of them, as the role does by default.
-Usage: benchmarks/failover_watch_lab.py [--torus] [--switch] [--repeat N] [--interval-ms 10]
-[--broadcast contained] [--preplan-cut]"""
+Usage: benchmarks/failover_watch_lab.py [--torus] [--switch | --switch-after-link] [--repeat N]
+[--interval-ms 10] [--broadcast contained] [--preplan-cut]"""
 
 from __future__ import annotations
 
@@ -112,7 +114,8 @@ def run(args):
              "-i", str(topology), "-i", info["inventory"],
              "playbooks/failover_watch.yml", "-e", "intent=%s" % directory, "-e", "failover_watch_log=%s" % log,
              "-e", "failover_watch_stop_file=%s" % stop,
-             *(["-e", json.dumps({"failover_watch_preplan": [link] + ([switch] if args.switch else [])})]
+             *(["-e", json.dumps({"failover_watch_preplan": [link] + ([switch] if args.switch
+                                                                     or args.switch_after_link else [])})]
                if args.preplan_cut else [])],
             cwd=str(ROOT), env=ansible_env(), stdout=open(directory / "watch.out", "w", encoding="utf-8"),
             stderr=subprocess.STDOUT, text=True)
@@ -122,6 +125,10 @@ def run(args):
         time.sleep(3.0)
         rows = []
         for _round in range(args.repeat):
+            if args.switch_after_link:
+                ends = ["%s:%s" % (switch, port) for port in _switch_ports(info, switch)]
+                rows += _switch_after_link(info, log, link, switch, ends, _hosts_of(info, switch))
+                continue
             rows.append(_one(info, log, [link], "link %s" % link, []))
             if args.switch:
                 ends = ["%s:%s" % (switch, port) for port in _switch_ports(info, switch)]
@@ -129,6 +136,16 @@ def run(args):
         stop.write_text("stop\n")
         watcher.wait(timeout=120)
         time.sleep(1.0)
+        if args.switch_after_link:      # each row's window runs to the next row's cut
+            summary = probes.stop(info["layout"], windows=[
+                {"name": row["what"], "start": row["cut"], "end": row["back"], "exclude_hosts": row["gone"]}
+                for row in rows], margin_s=0.0)
+            for row, window in zip(rows, summary["windows"]):
+                row.update(recovered_s=window["last_lost_s"], lost=window["lost"],
+                           lost_own_hosts=window.get("excluded", 0), pairs_lost=len(window["pairs"]))
+            print(json.dumps({"ready": ready, "rows": rows, "totals": summary["totals"],
+                              "outside": summary["outside"]}, indent=1, default=str))
+            return
         windows = []
         for row, following in zip(rows, rows[1:] + [None]):
             windows.append({"name": row["what"] + " cut", "start": row["cut"], "end": row["back"],
@@ -189,6 +206,39 @@ def _one(info, log, ends, what, gone):
                         entry.get("steps")) for entry in entries if entry["event"] != "detected"]}
 
 
+def _switch_after_link(info, log, link, switch, ends, gone):
+    """Cut ``link``; once failed over, fail ``switch`` (its veths ``ends``)
+    while the link is still cut; bring the switch back first (rejoined,
+    the held routing stays while the link is cut: its hosts stay cut
+    off), then the link (the restore). Rows as :func:`_one` makes them:
+    the link's cut, the switch's cut, the switch back while the link is
+    cut (its own hosts excluded), the link back."""
+    rows = []
+    steps = [("link %s" % link, [link], "down", ("recovered", "failed"), []),
+             ("switch %s while link %s is cut" % (switch, link), ends, "down",
+              ("recovered", "failed", "not_pushed"), gone),
+             ("switch %s back while link %s is cut" % (switch, link), ends, "up", ("waiting", "restored", "noted", "failed"),
+              gone),
+             ("link %s back" % link, [link], "up", ("restored", "failed"), [])]
+    for what, cut_ends, state, kinds, excluded in steps:
+        before = len(_events(log))
+        at = _cut(info, cut_ends, state)
+        handled = _wait_for_after(log, before, kinds)
+        if handled["event"] in ("recovered", "restored"):
+            _wait_for_after(log, before, ("settled",))
+        time.sleep(2.0)
+        entries = _events(log)[before:]
+        detected = [entry for entry in entries if entry["event"] == "detected"]
+        if rows:
+            rows[-1]["back"] = at
+        rows.append({"what": what, "cut": at, "gone": excluded, "handled": handled["event"],
+                     "detected_after_s": round(detected[0]["at"] - at, 3) if detected else None,
+                     "events": [(entry["event"], round(entry["at"] - at, 3), entry.get("seconds_from_detection"),
+                                 entry.get("steps")) for entry in entries if entry["event"] != "detected"]})
+    rows[-1]["back"] = time.time() + 3600
+    return rows
+
+
 def _wait_for_after(log, before, kinds, count=1, timeout=900.0):
     """The ``count``-th event of ``kinds`` logged after the first ``before`` entries."""
     deadline = time.time() + timeout
@@ -204,6 +254,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--torus", action="store_true", help="a 4x4 torus (default: a ring of four)")
     parser.add_argument("--switch", action="store_true", help="also fail a whole switch")
+    parser.add_argument("--switch-after-link", action="store_true",
+                        help="fail the switch while the link is cut (the backup of the link's backup), bring the "
+                             "switch back first, then the link")
     parser.add_argument("--switch-name", help="the switch to fail (default sw10 on the torus, sw1 on the ring)")
     parser.add_argument("--repeat", type=int, default=1, help="fail the link (and the switch) this many times")
     parser.add_argument("--link", help="the link to cut (an end)")
