@@ -760,7 +760,8 @@ class Responder:
         except TransitionError as exc:
             raise TransitionRunError("%s: no proven order from the held routing (%s): nothing pushed; only a "
                                      "halt-and-drain (§2.3) and a fresh plan recover" % (failure.name, exc)) from None
-        return transition, routing, list(entry["switches"]), "planned now on the held routing (backup of the backup)"
+        return (self._rounds_of(both, transition, list(entry["switches"])), routing, list(entry["switches"]),
+                "planned now on the held routing (backup of the backup)")
 
     def _switch_backup_of_held(self, failure: Failure) -> tuple[Transition, Any, list[str], Data]:
         """The move from the held routing (a link's backup) to its backup for
@@ -794,7 +795,18 @@ class Responder:
         except TransitionError as exc:
             raise TransitionRunError("switch %s: no proven order from the held routing (%s): nothing pushed; only "
                                      "a halt-and-drain (§2.3) and a fresh plan recover" % (failure.switch, exc)) from None
-        return transition, routing, first, live.intent["switches"][failure.switch]
+        return self._rounds_of(failure, transition, first), routing, first, live.intent["switches"][failure.switch]
+
+    def _rounds_of(self, failure: Failure, transition: Transition, first: list[str]) -> Transition:
+        """A move planned on the spot with its urgent flips in proven parallel
+        rounds, as a pre-planned move's (:meth:`_in_rounds`, from the plain
+        held state); else as planned, one switch at a time."""
+        if not self.atomic:
+            return transition
+        try:
+            return in_rounds(self.topology, failure, transition, first)
+        except TransitionError:
+            return transition
 
     def _link_up(self, event: Data) -> Data:
         """A link has carrier again: back to the base once every failed link is back."""

@@ -226,6 +226,8 @@ def test_a_switch_failure_while_a_link_backup_holds_is_failed_over_and_both_retu
     assert [(entry["event"], entry["name"]) for entry in done] == [("recovered", "sw8")], done
     proof = done[0]["proof"]
     assert proof["acyclic"] and proof["recovered_after_step"] >= 1
+    # planned on the spot, its urgent flips in proven parallel rounds as a pre-planned move's
+    assert proof["rounds"] >= 1 and all(step["name"].startswith("round ") for step in done[0]["steps"])
     assert fake.writes[writes:] and "sw8" not in fake.writes[writes:]
     # every surviving switch holds the backup of the backup; the dead switch kept what it held
     transition_after = made.held.intent["switches"]
@@ -271,6 +273,7 @@ def test_a_second_cut_on_a_torus_gets_a_backup_of_the_backup():
     made.settle()
     assert [entry["event"] for entry in done] == ["recovered", "recovered"], done
     assert "backup of the backup" in done[1]["how"] and done[1]["proof"]["acyclic"]
+    assert done[1]["proof"]["rounds"] >= 1 and all(step["name"].startswith("round ") for step in done[1]["steps"])
     assert made.down == {torus.links[4].index, torus.links[9].index} and made.bank == "A"
     made.observe(carriers(torus, cut=[second]))
     assert [entry["event"] for entry in made.handle()] == ["waiting"]
