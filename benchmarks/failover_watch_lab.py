@@ -109,14 +109,13 @@ def run(args):
         # the controller has a CPU of its own on a real network: here the lab's controller.sh runs it in
         # a cpu cgroup of its own (every process it starts included) and a session of its own at the lab's
         # session priority (as the molecule scenario torus4x4_failover; docs/lab.md, "The controller's CPU")
+        preplan = [link] + ([switch] if args.switch or args.switch_after_link else [])
         watcher = subprocess.Popen(
             ["%s/%s/controller.sh" % (STATE_ROOT, LAB), str(ROOT / ".venv" / "bin" / "ansible-playbook"),
              "-i", str(topology), "-i", info["inventory"],
              "playbooks/failover_watch.yml", "-e", "intent=%s" % directory, "-e", "failover_watch_log=%s" % log,
              "-e", "failover_watch_stop_file=%s" % stop,
-             *(["-e", json.dumps({"failover_watch_preplan": [link] + ([switch] if args.switch
-                                                                     or args.switch_after_link else [])})]
-               if args.preplan_cut else [])],
+             *(["-e", json.dumps({"failover_watch_preplan": preplan})] if args.preplan_cut else [])],
             cwd=str(ROOT), env=ansible_env(), stdout=open(directory / "watch.out", "w", encoding="utf-8"),
             stderr=subprocess.STDOUT, text=True)
         ready = _wait_for_after(log, 0, ("ready",))

@@ -75,7 +75,8 @@ from ..platforms import ovs
 from . import failover_arming as arming
 from .failover import Failure, backup_from_changes, precompute_failover, resolve_failure
 from .failover_rounds import in_rounds
-from .failover_run import _Failover, _frozen, _kept_up, _leave_out, _prove_recovered, base_plan, plan_failover, plan_restore, recovery_proof, stored_entry, urgent_cut
+from .failover_run import (_Failover, _frozen, _kept_up, _leave_out, _prove_recovered, base_plan, plan_failover,
+                           plan_restore, recovery_proof, stored_entry, urgent_cut)
 from .fabric_state import switch_state
 from .transition_phases import Transition
 from .transition_planner import SEARCH_BUDGET_PER_SWITCH, _other, _plan_from_routing, _Router, _transition, \
