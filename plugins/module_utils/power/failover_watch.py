@@ -883,11 +883,11 @@ class Responder:
         the base again once every failed link is back; the restore's proof
         starts from this state)."""
         name = event["name"]
-        self.settle()
-        entry = self.rejoin.pop(name)
+        entry = self.rejoin[name]
         run_steps([{"index": 1, "kind": "push", "name": "write the returned %s as the held routing has it" % name,
                     "why": "it held the routing of the bank the fabric left when it failed", "parallel": False,
                     "switches": {name: entry}}], self.driver, max_parallel=self.max_parallel)
+        del self.rejoin[name]          # only once written: a failed write is logged, the held state stays
         self.held = _AfterPlan(dict(self.held.intent, switches=dict(self.held.intent["switches"], **{name: entry})),
                                self.held.routing)
         self.gone.discard(name)
@@ -930,7 +930,7 @@ class Responder:
         self.bank = transition.after["fabric"]["bank"]
         self.down = set(down)
         if not down:
-            self.gone = set()
+            self.gone, self.rejoin = set(), {}
         elif gone:
             self.gone = self.gone | {gone}
         self.held = _AfterPlan(transition.after, routing) if down else None

@@ -239,12 +239,21 @@ def test_a_switch_failure_while_a_link_backup_holds_is_failed_over_and_both_retu
     refused = made.handle()
     assert [entry["event"] for entry in refused] == ["failed"] and "halt-and-drain" in refused[0]["error"]
     assert len(fake.writes) == writes
-    # the switch returns first: the link is still down, so the held routing stays
+    # the switch returns first: the link is still down, so the held routing stays; a failed
+    # write of it is logged and leaves it held as failed (its entry kept, not half-forgotten)
+    fake.fail_writes_on = {"sw8"}
+    made.observe(carriers(torus, cut=[link]))
+    failed = made.handle()
+    assert [entry["event"] for entry in failed] == ["failed", "ignored"] and "sw8" in failed[0]["error"], failed
+    assert "sw8" in made.rejoin and made.gone == {"sw8"}
+    fake.fail_writes_on = set()
+    made.observe(carriers(torus, cut=[link], dead=["sw8"]))    # it goes and comes again
+    assert [entry["event"] for entry in made.handle()] == ["failed"]   # still gone: nothing new to plan
     writes = len(fake.writes)
     made.observe(carriers(torus, cut=[link]))
-    assert [entry["event"] for entry in made.handle()] == ["waiting", "ignored"]
+    assert [entry["event"] for entry in made.handle()] == ["waiting"]    # the third link came back above
     # it was written alone with its entry in the held routing (it kept the old bank's)
-    assert fake.writes[writes:] == ["sw8"] and events[-3]["event"] == "rejoined"
+    assert fake.writes[writes:] == ["sw8"] and events[-2]["event"] == "rejoined"
     assert holds(fake, made.held.intent) and made.gone == set() and torus.link(link).index in made.down
     made.observe(carriers(torus))
     back = made.handle()
