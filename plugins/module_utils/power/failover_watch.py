@@ -798,14 +798,15 @@ class Responder:
                                      "a halt-and-drain (§2.3) and a fresh plan recover" % (failure.switch, exc)) from None
         return self._rounds_of(failure, transition, first), routing, first, live.intent["switches"][failure.switch]
 
-    def _rounds_of(self, failure: Failure, transition: Transition, first: list[str]) -> Transition:
-        """A move planned on the spot with its urgent flips in proven parallel
-        rounds, as a pre-planned move's (:meth:`_in_rounds`, from the plain
-        held state); else as planned, one switch at a time."""
+    def _rounds_of(self, failure: Failure, transition: Transition, first: list[str],
+                   restore: bool = False) -> Transition:
+        """A move planned on the spot (or a restore) with its urgent flips in
+        proven parallel rounds, as a pre-planned move's (:meth:`_in_rounds`,
+        from the plain held state); else as planned, one switch at a time."""
         if not self.atomic:
             return transition
         try:
-            return in_rounds(self.topology, failure, transition, first)
+            return in_rounds(self.topology, failure, transition, first, restore=restore)
         except TransitionError:
             return transition
 
@@ -901,12 +902,7 @@ class Responder:
         transition = plan_restore(self.topology, self.options, failure, self.bank,
                                   stored=stored_entry(self.topology, self.options, self.document, failure),
                                   wait_s=self.wait_s)
-        if not self.atomic:
-            return transition
-        try:
-            return in_rounds(self.topology, failure, transition, self.topology.switch_names(), restore=True)
-        except TransitionError:
-            return transition     # the planned one-switch-at-a-time flips stay
+        return self._rounds_of(failure, transition, self.topology.switch_names(), restore=True)
 
     # ------------------------------------------------------------ running
     def _run(self, event: Data, transition: Transition, first: list[str], how: str, down: set[int],
