@@ -48,9 +48,11 @@ description:
     switches send no port status message to wait for (and at once on their SNMP C(linkDown) or C(linkUp)
     notification, with O(traps_listen)). They apply a configuration line by line, so nothing is armed and no rounds
     are made; a move runs as planned (the backup bank installed, then one flip per switch, the changing switches
-    first), as C(link_failed.yml) runs it, and every push reads the switch first. A routing with source-tree paths
-    (the fixed assignment's trees) is refused; its failures are applied with C(link_failed.yml). C(linux_bridge)
-    switches are refused.
+    first), as C(link_failed.yml) runs it, and every push reads the switch first. C(linux_bridge) switches are
+    refused.
+  - A routing with source-tree paths (the fixed assignment's trees, what an OS6 fabric carries) gets the backups
+    C(link_failed.yml) applies, the trees that crossed the link repaired; its second failures and its switch failures
+    are not planned (nothing pushed, the log says so).
 attributes:
   check_mode:
     details: Detects and logs what it would do (the steps and their proof); changes nothing.

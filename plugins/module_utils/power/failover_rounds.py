@@ -289,9 +289,11 @@ def _round_steps(transition: Transition, rounds: list[Entries], urgent: int, fli
             others = [name for name in entries if name not in flipped]
             name = "round %d: flip %s to bank %s (installing it)%s" % (
                 position, ", ".join(flipped), bank, "; install it on %s" % ", ".join(others) if others else "")
-        else:
+        elif flipped:
             name = "round %d: %sflip %s to bank %s" % (
                 position, "install bank %s, " % bank if position == 1 else "", ", ".join(flipped), bank)
+        else:       # an install alone (the fixed assignment: no flip before every switch has the bank)
+            name = "round %d: install bank %s on %s" % (position, bank, ", ".join(entries))
         if position > urgent:
             name += " (every pair delivers already)"
         step: Data = {"kind": "push", "parallel": True, "switches": entries, "name": name,

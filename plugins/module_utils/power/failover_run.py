@@ -164,8 +164,9 @@ def _frozen(made: Any, failure: Failure, held: Any) -> Any:
 
 
 def _plan(topology: Topology, options: Data, failure: Failure, bank: str, stored: Data | None,
-          restore: bool, wait_s: float, carrier_timeout_s: float = 30.0) -> Transition:
-    """Base -> backup (``restore`` False) or backup -> base, through the other bank."""
+          restore: bool, wait_s: float, carrier_timeout_s: float = 30.0) -> tuple[Transition, Any]:
+    """Base -> backup (``restore`` False) or backup -> base, through the other
+    bank; and the backup routing."""
     started = time.perf_counter()
     work = _working_topology(topology)
     # assignment auto made concrete (what the deploy picked), for the backup's plan too
@@ -218,7 +219,7 @@ def _plan(topology: Topology, options: Data, failure: Failure, bank: str, stored
         except TransitionError as exc:
             raise FailoverError("%s: the planned steps leave a surviving pair cut off (%s); nothing planned"
                                 % (label, exc)) from None
-    return transition
+    return transition, backup
 
 
 def _leave_out(transition: Transition, switch: str) -> None:
@@ -300,6 +301,13 @@ def plan_failover(topology: Topology, options: Data, failure: Failure, current_b
     ``failure`` (``stored``: its precomputed entry; computed now when None).
     ``options``: engine, assignment, engine_options and plan() keywords, as
     the fabric was deployed. Raises :class:`.failover.FailoverError`."""
+    return _plan(topology, options, failure, current_bank, stored, False, wait_s)[0]
+
+
+def plan_failover_and_backup(topology: Topology, options: Data, failure: Failure, current_bank: str = "A",
+                             stored: Data | None = None, wait_s: float = 1.0) -> tuple[Transition, Any]:
+    """:func:`plan_failover` and the backup routing it moves to (the routing
+    the fabric then holds; a source-tree routing's repaired trees)."""
     return _plan(topology, options, failure, current_bank, stored, False, wait_s)
 
 
@@ -308,7 +316,7 @@ def plan_restore(topology: Topology, options: Data, failure: Failure, current_ba
     """The move from the backup of ``failure`` (bank ``current_bank``) back to
     the base routing in the other bank, once the link is back: the carrier
     of both ends is awaited first (``carrier_timeout_s``)."""
-    return _plan(topology, options, failure, current_bank, stored, True, wait_s, carrier_timeout_s)
+    return _plan(topology, options, failure, current_bank, stored, True, wait_s, carrier_timeout_s)[0]
 
 
 class _FailedPortsUp:

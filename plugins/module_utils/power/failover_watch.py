@@ -45,6 +45,11 @@ any failure and keeps it:
   switch never read or written; one without a proven plan is logged with
   its precomputed backup and not pushed.
 
+A source-tree routing (the fixed assignment's trees) is failed over by
+the planner's own backups (:func:`.failover_run.plan_failover_and_backup`:
+the trees that crossed the link repaired); a second failure while one
+holds, and any failure not planned at ready, is refused.
+
 On switches that take a configuration line by line (``dell_os6``,
 ``huawei_vrp``: ``Responder(atomic=False)``) nothing is armed and no
 rounds are made: each move runs as planned, every push reads the switch
@@ -76,7 +81,7 @@ from . import failover_arming as arming
 from .failover import Failure, backup_from_changes, precompute_failover, resolve_failure
 from .failover_rounds import in_rounds
 from .failover_run import (_Failover, _frozen, _kept_up, _leave_out, _prove_recovered, base_plan, plan_failover,
-                           plan_restore, recovery_proof, stored_entry, urgent_cut)
+                           plan_failover_and_backup, plan_restore, recovery_proof, stored_entry, urgent_cut)
 from .fabric_state import switch_state
 from .transition_phases import Transition
 from .transition_planner import SEARCH_BUDGET_PER_SWITCH, _other, _plan_from_routing, _Router, _transition, \
@@ -551,11 +556,6 @@ class Responder:
                                      "on its base routing in one bank (finish the transition first)" % banks)
         self.bank = banks[0]
         self.base = base_plan(self.topology, self.options, self.bank)
-        if self.base.routing.paths_form != "per_destination":
-            # its backups are the per-destination detours, armed and pushed in rounds (docs/failover.md)
-            raise TransitionRunError("the responder moves per-destination routings; this fabric's routing has %s "
-                                     "paths (the fixed assignment's trees): apply a failure with link_failed.yml"
-                                     % self.base.routing.paths_form)
         # a switch may still hold the armed base a responder stopped without writing back: checked once armed
         left = differing(states, self.base.intent["switches"])
         wanted = self._failures(preplan)
@@ -644,6 +644,11 @@ class Responder:
     def _preplan(self, failure: Failure) -> tuple[Transition, Any]:
         """The proven move base -> backup of ``failure`` and the backup routing."""
         entry = stored_entry(self.topology, self.options, self.document, failure)
+        if self.base.routing.paths_form == "source_tree":
+            # the trees that crossed the failure repaired (failover.tree_failover), computed and checked
+            # against a stored entry's fingerprint by the planner itself
+            return plan_failover_and_backup(self.topology, self.options, failure, self.bank, stored=entry,
+                                            wait_s=self.wait_s)
         if entry is None:
             entry = precompute_failover(self.base.routing, [failure])["failures"][0]
         transition = plan_failover(self.topology, self.options, failure, self.bank, stored=entry, wait_s=self.wait_s)
@@ -746,6 +751,7 @@ class Responder:
     def _backup_of_held(self, failure: Failure) -> tuple[Transition, Any, list[str], str]:
         """The move from the held routing to its backup for ``failure``, planned now."""
         held = self.held if self.held is not None else self.base
+        self._refuse_trees(held, failure.name)
         # the links the held routing avoids are failed too: no detour may take them
         both = Failure("link", failure.name, frozenset(failure.links | self.down))
         entry = precompute_failover(held.routing, [both])["failures"][0]
@@ -775,6 +781,7 @@ class Responder:
             raise TransitionRunError("switch %s: a switch failure is pushed only with the renamed assignment; "
                                      "nothing pushed" % failure.switch)
         held = self.held if self.held is not None else self.base
+        self._refuse_trees(held, "switch %s" % failure.switch)
         # the links the held routing avoids are failed too: no detour may take them
         failure = Failure("switch", failure.name, frozenset(failure.links | self.down), failure.switch)
         entry = precompute_failover(held.routing, [failure])["failures"][0]
@@ -797,6 +804,19 @@ class Responder:
             raise TransitionRunError("switch %s: no proven order from the held routing (%s): nothing pushed; only "
                                      "a halt-and-drain (§2.3) and a fresh plan recover" % (failure.switch, exc)) from None
         return self._rounds_of(failure, transition, first), routing, first, live.intent["switches"][failure.switch]
+
+    def _refuse_trees(self, held: Any, what: str) -> None:
+        """A source-tree routing's failures are only the ones planned at
+        ready: its backups are repairs of the base's trees
+        (failover.tree_failover), not detours of whatever routing is held."""
+        if held.routing.paths_form != "source_tree":
+            return
+        if held is self.base:
+            raise TransitionRunError("%s: no failover of it was planned (the ready event's not_planned says why): "
+                                     "nothing pushed; only a halt-and-drain (§2.3) and a fresh plan recover" % what)
+        raise TransitionRunError("%s: a second failure while a source-tree routing's backup holds is not planned "
+                                 "(its backups repair the base's trees): nothing pushed; only a halt-and-drain "
+                                 "(§2.3) and a fresh plan recover" % what)
 
     def _rounds_of(self, failure: Failure, transition: Transition, first: list[str],
                    restore: bool = False) -> Transition:
@@ -867,7 +887,7 @@ class Responder:
                 self.rejoin[event["name"]] = rejoin
             return done
         entry = stored_entry(self.topology, self.options, self.document, failure)
-        if entry is None:
+        if entry is None and self.base.routing.paths_form == "per_destination":
             entry = precompute_failover(self.base.routing, [failure])["failures"][0]
         backup = {key: entry[key] for key in ("covered", "reason", "switches", "pairs_affected", "pairs_disjoint",
                                               "pairs_lost")} if entry else {}

@@ -10,7 +10,10 @@ nothing. A pulled cable (a switch's veth set down) fails over over the
 CLI with link_failed.yml and returns with link_restored.yml; the resident
 responder (failover_watch.yml) polls the switches' interface status,
 fails over by itself and returns; with an snmpd per switch sending
-linkDown/linkUp notifications, a trap wakes it long before its poll."""
+linkDown/linkUp notifications, a trap wakes it long before its poll. On a
+2x2 mesh of OS6 switches carrying segment routing's source trees (the
+fixed assignment), the responder fails its covered link over by the
+repaired trees and returns."""
 
 import json
 import os
@@ -207,30 +210,32 @@ def _wait_for(log, event, proc, timeout=120.0):
     pytest.fail("no %s event: %s" % (event, [entry["event"] for entry in _events(log)]))
 
 
-def cut_and_return(lab, log, *settings):
-    """failover_watch.yml on the OS6 ring with ``settings``, the cable of sw1:3--sw2:2 pulled once it watches,
-    put back once the failover settled: (the cut's time, the responder's events)."""
+def cut_and_return(lab, log, *settings, topology=TOPOLOGY, end=("sw1", "3"), link="sw1:3--sw2:2", pair=("h1", "h2")):
+    """failover_watch.yml on ``lab`` (the OS6 ring) with ``settings``, the cable of ``link`` pulled at ``end``
+    once it watches, put back once the failover settled, ``pair`` pinging between: (the cut's time, the
+    responder's events)."""
     tool = Path(sys.executable).parent / "ansible-playbook"
     proc = subprocess.Popen(
-        [str(tool), "-i", str(TOPOLOGY), "-i", lab["inventory"], "playbooks/failover_watch.yml",
+        [str(tool), "-i", str(topology), "-i", lab["inventory"], "playbooks/failover_watch.yml",
          "-e", "intent=%s" % lab["out"], "-e", "failover_watch_log=%s" % log, "-e", "failover_watch_max_events=2",
          "-e", "failover_watch_duration_s=240", *settings],
         cwd=str(Path(__file__).resolve().parents[3]), env=ansible_env(), stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True)
-    sw1 = lab["layout"]["switches"]["sw1"]
+    switch = lab["layout"]["switches"][end[0]]
+    device = switch["ports"][end[1]]["dev"]
     try:
         _wait_for(log, "watching", proc)
-        netns_exec(sw1["netns"], "ip", "link", "set", "dev", sw1["ports"]["3"]["dev"], "down")
+        netns_exec(switch["netns"], "ip", "link", "set", "dev", device, "down")
         cut = time.time()
         recovered = _wait_for(log, "recovered", proc)
-        assert recovered["name"] == "sw1:3--sw2:2" and recovered["proof"]["acyclic"] and not recovered["proof"]["drain"]
-        assert pings(lab, "h1", "h2")
+        assert recovered["name"] == link and recovered["proof"]["acyclic"] and not recovered["proof"]["drain"]
+        assert pings(lab, *pair)
         _wait_for(log, "settled", proc)
-        netns_exec(sw1["netns"], "ip", "link", "set", "dev", sw1["ports"]["3"]["dev"], "up")
+        netns_exec(switch["netns"], "ip", "link", "set", "dev", device, "up")
         _wait_for(log, "restored", proc)
         output = proc.communicate(timeout=120)[0]
     finally:
-        netns_exec(sw1["netns"], "ip", "link", "set", "dev", sw1["ports"]["3"]["dev"], "up")
+        netns_exec(switch["netns"], "ip", "link", "set", "dev", device, "up")
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
@@ -303,3 +308,43 @@ def test_8_a_switchs_link_down_trap_wakes_the_responder_before_its_poll(lab, tmp
     print("responder woken by traps: first linkDown trap %.2f s after the cut, detected %.2f s, recovered %.2f s"
           % (downs[0]["at"] - cut, recovered["detected"] - cut, recovered["at"] - cut))
     assert holds_the_deployed_routing(lab)
+
+
+# A 2x2 mesh of OS6 switches with segment routing's source trees and the fixed assignment (what an OS6
+# fabric carries: an OS6 VLAN floods to every member, so no renamed assignment); its one covered link
+TREES_LAB = "os6-trees"
+TREES_TOPOLOGY = """\
+# 2x2 mesh of emulated Dell OS6 switches, one host each (the responder on source trees)
+plugin: ethercluster.routing.topology
+name: os6-trees
+switch_defaults: {platform: dell_os6}
+generate: {kind: mesh, dims: [2, 2], hosts_per_switch: 1}
+"""
+TREES_LINK = "sw2:3--sw3:3"
+
+
+@pytest.fixture(scope="module")
+def trees_lab(lab_machine, tmp_path_factory):
+    topology = tmp_path_factory.mktemp("os6_trees") / "topology.yml"
+    topology.write_text(TREES_TOPOLOGY)
+    for made in lab_with_output(TREES_LAB, topology, "198.18.8.48/28", "10.61.2.0/24",
+                                tmp_path_factory.mktemp("deploy_os6_trees")):
+        yield dict(made, topology=topology)
+
+
+def test_9_the_responder_fails_a_source_tree_routing_over_by_its_repaired_trees_and_returns(trees_lab):
+    lab = trees_lab
+    rc, _tasks, output = deploy_topology(lab["topology"], lab, "-e", "routing=segment", "-e", "assignment=fixed",
+                                         "-e", '{"engine_options": {"paths": "source_tree"}}')
+    assert rc == 0, output[-3000:]
+    intent = json.loads((lab["out"] / "intent.json").read_text())
+    assert intent["fabric"]["assignment"] == "fixed"
+    cut, events = cut_and_return(lab, lab["out"] / "watch.jsonl", "-e", "failover_watch_cli_interval_s=0.5",
+                                 topology=lab["topology"], end=("sw2", "3"), link=TREES_LINK, pair=("node02", "node03"))
+    ready, recovered = first(events, "ready"), first(events, "recovered")
+    assert ready["planned"] == [TREES_LINK] and ready["armed"] == [], ready
+    assert recovered["how"] == "pre-planned" and recovered["steps"][0]["name"].startswith("install bank B")
+    print("responder on source trees over the CLI: detected %.2f s after the cut, recovered %.2f s after the cut"
+          % (recovered["detected"] - cut, recovered["at"] - cut))
+    assert all(dell_os6.parse(running_config(lab, name)) == dell_os6.parse(dell_os6.render(intent["switches"][name], name))
+               for name in intent["switches"])

@@ -309,14 +309,69 @@ def test_linux_bridge_switches_are_refused_before_any_switch_is_read():
     assert fake.reads == [] and fake.writes == []
 
 
-def test_a_source_tree_routing_is_refused_naming_link_failed():
-    # the fixed assignment's trees: the responder's armed rounds are per-destination detours
+TREES = {"engine": "segment", "assignment": "fixed", "engine_options": {"paths": "source_tree"}}
+
+
+@pytest.mark.parametrize("atomic", [True, False], ids=["bundles", "line_by_line"])
+def test_a_source_tree_routing_fails_a_link_over_by_its_repaired_trees_and_refuses_a_second_failure(atomic):
+    """The fixed assignment's trees (segment routing, source_tree paths):
+    the pre-planned move is the planner's (the trees that crossed the link
+    repaired, failover.tree_failover); the restore ends on the base; a
+    second failure while the backup holds is refused, naming the
+    halt-and-drain; a switch failure has no tree backup and is not planned."""
     torus = topology_from_data({"generate": {"kind": "torus", "dims": [4, 4], "hosts_per_switch": 1}})
-    options = {"engine": "segment", "assignment": "fixed", "engine_options": {"paths": "source_tree"}}
-    fake = FAKES.FakeFabric(torus, plan(torus, bank="A", **options).intent)
-    with pytest.raises(TransitionRunError, match="source_tree paths .*link_failed.yml"):
-        fw.Responder(torus, options, fake).ready([])
-    assert fake.writes == []
+    link = torus.link("sw5:4")
+    fake = FAKES.FakeFabric(torus, plan(torus, bank="A", **TREES).intent)
+    events = []
+    made = fw.Responder(torus, TREES, fake, log=events.append, wall=Clock(), atomic=atomic)
+    uncovered = torus.link("sw0:2")     # sw0:2--sw1:2: no tree repair, no kept-order routing without it
+    ready = made.ready([link.name, uncovered.name, "sw10"])
+    assert ready["planned"] == [link.name], ready
+    assert [entry.split(":")[0] for entry in ready["not_planned"]] == ["sw0", "sw10"], ready["not_planned"]
+    assert "halt-and-drain" in ready["not_planned"][0]
+    made.observe(carriers(torus, cut=[uncovered.name]))     # not planned: refused, nothing written
+    writes = len(fake.writes)
+    refused = made.handle()
+    assert [entry["event"] for entry in refused] == ["failed"] and "no failover of it was planned" in refused[0]["error"]
+    assert len(fake.writes) == writes and made.bank == "A"
+    made.observe(carriers(torus))
+    assert [entry["event"] for entry in made.handle()] == ["ignored"]
+    made.observe(carriers(torus, dead=["sw10"]))       # no switch failover with the fixed assignment
+    logged = made.handle()
+    assert [entry["event"] for entry in logged] == ["not_pushed"] and "nothing pushed" in logged[0]["why"], logged
+    made.observe(carriers(torus))
+    assert [entry["event"] for entry in made.handle()] == ["noted"] and len(fake.writes) == writes
+    transition, routing = made.plans[link.name]
+    assert routing.paths_form == "source_tree" and link.index in routing.down
+    made.observe(carriers(torus, cut=[link.name]))
+    done = made.handle()
+    made.settle()
+    assert [(entry["event"], entry["how"]) for entry in done] == [("recovered", "pre-planned")], done
+    assert done[0]["proof"]["acyclic"] and not done[0]["proof"]["drain"]
+    names = [step["name"] for step in done[0]["steps"]]
+    if atomic:      # proven rounds; a round that flips nothing is named for what it installs
+        assert done[0]["proof"]["rounds"] >= 1 and all(name.startswith("round ") for name in names), names
+        assert not any("flip  to" in name for name in names), names
+    else:           # as planned: the install, then one flip per switch
+        assert names[0].startswith("install ") and all(name.startswith("flip ") for name in names[1:]), names
+    assert holds(fake, transition.after) and made.bank == "B" and made.down == {link.index}
+    writes = len(fake.writes)
+    other = torus.link("sw9:4")
+    made.observe(carriers(torus, cut=[link.name, other.name]))
+    refused = made.handle()
+    assert [entry["event"] for entry in refused] == ["failed"], refused
+    assert "source-tree" in refused[0]["error"] and "halt-and-drain" in refused[0]["error"]
+    assert len(fake.writes) == writes
+    made.observe(carriers(torus, cut=[link.name]))
+    assert [entry["event"] for entry in made.handle()] == ["ignored"]
+    made.observe(carriers(torus))
+    back = made.handle()
+    made.settle()
+    assert [entry["event"] for entry in back] == ["restored"], back
+    base = plan(torus, bank="A", **TREES).intent
+    armed = (made.arming or {}).get("switches", {})     # armed again on the base, where it could be proven
+    assert holds(fake, armed_intent(base, armed)) and not made.down and made.bank == "A"
+    assert bool(armed) == (atomic and bool(ready["armed"]))
 
 
 def test_the_link_and_switch_states_of_a_poll():
