@@ -51,8 +51,8 @@ description:
     first), as C(link_failed.yml) runs it, and every push reads the switch first. C(linux_bridge) switches are
     refused.
   - A routing with source-tree paths (the fixed assignment's trees, what an OS6 fabric carries) gets the backups
-    C(link_failed.yml) applies, the trees that crossed the link repaired; its second failures and its switch failures
-    are not planned (nothing pushed, the log says so).
+    C(link_failed.yml) applies, the trees that crossed the link repaired; a second link failure repairs the held
+    trees under the base's turn order. Its switch failures are not planned (nothing pushed, the log says so).
 attributes:
   check_mode:
     details: Detects and logs what it would do (the steps and their proof); changes nothing.

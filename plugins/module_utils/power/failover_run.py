@@ -53,6 +53,7 @@ from .transition_planner import (
     _plan_from_routing,
     _Router,
     _transition,
+    _turn_order,
     _working_topology,
 )
 from .transition_proof import TransitionError, _check_recovered, _check_state, _Proof
@@ -129,6 +130,19 @@ def _tree_backup(router: _Router, work: Topology, base: RoutingFunction, failure
         raise FailoverError("failure %s: the stored backup is not the one computed now from the same base routing; "
                             "re-run failover_plan.yml" % failure.name)
     return backup, entry
+
+
+def tree_backup_of_held(topology: Topology, options: Data, held: RoutingFunction, failure: Failure,
+                        base: RoutingFunction) -> tuple[Data, Any]:
+    """A source-tree routing's backup of ``failure`` from ``held``, the trees
+    a fabric holds while an earlier failure's backup holds (``failure.links``:
+    every failed link): the trees of ``held`` that cross them repaired under
+    ``base``'s turn order, else the kept-order routing without them (base
+    order too: frames draining on ``held`` and the new ones share one turn
+    order). ``(stored entry, backup or None)`` as :func:`.failover.tree_failover`."""
+    router = _base_router(topology, options)
+    work = _working_topology(topology)
+    return tree_failover(held, failure, _kept_routing(router, work, router.file_down), position=_turn_order(base))
 
 
 def _kept_routing(router: _Router, work: Topology, down: set[int]) -> Callable[[frozenset[int]], RoutingFunction]:

@@ -47,8 +47,9 @@ any failure and keeps it:
 
 A source-tree routing (the fixed assignment's trees) is failed over by
 the planner's own backups (:func:`.failover_run.plan_failover_and_backup`:
-the trees that crossed the link repaired); a second failure while one
-holds, and any failure not planned at ready, is refused.
+the trees that crossed the link repaired); a second link failure repairs
+the held trees under the base's turn order
+(:func:`.failover_run.tree_backup_of_held`).
 
 On switches that take a configuration line by line (``dell_os6``,
 ``huawei_vrp``: ``Responder(atomic=False)``) nothing is armed and no
@@ -81,7 +82,8 @@ from . import failover_arming as arming
 from .failover import Failure, backup_from_changes, precompute_failover, resolve_failure
 from .failover_rounds import in_rounds
 from .failover_run import (_Failover, _frozen, _kept_up, _leave_out, _prove_recovered, base_plan, plan_failover,
-                           plan_failover_and_backup, plan_restore, recovery_proof, stored_entry, urgent_cut)
+                           plan_failover_and_backup, plan_restore, recovery_proof, stored_entry,
+                           tree_backup_of_held, urgent_cut)
 from .fabric_state import switch_state
 from .transition_phases import Transition
 from .transition_planner import SEARCH_BUDGET_PER_SWITCH, _other, _plan_from_routing, _Router, _transition, \
@@ -751,17 +753,20 @@ class Responder:
     def _backup_of_held(self, failure: Failure) -> tuple[Transition, Any, list[str], str]:
         """The move from the held routing to its backup for ``failure``, planned now."""
         held = self.held if self.held is not None else self.base
-        self._refuse_trees(held, failure.name)
         # the links the held routing avoids are failed too: no detour may take them
         both = Failure("link", failure.name, frozenset(failure.links | self.down))
-        entry = precompute_failover(held.routing, [both])["failures"][0]
-        if not entry["covered"]:
+        if held.routing.paths_form == "source_tree":
+            # the held trees that cross the failure repaired, under the base's turn order
+            entry, routing = tree_backup_of_held(self.topology, self.options, held.routing, both, self.base.routing)
+        else:
+            entry = precompute_failover(held.routing, [both])["failures"][0]
+            routing = backup_from_changes(held.routing, entry) if entry["covered"] else None
+        if routing is None:
             raise TransitionRunError("%s: no backup of the held routing (%s): nothing pushed; only a "
                                      "halt-and-drain (§2.3) and a fresh plan recover" % (failure.name, entry["reason"]))
         down = self.down | set(failure.links)
-        routing = backup_from_changes(held.routing, entry)
-        after = held_plan(self.topology, self.options, routing, _other(self.bank), down)
         try:
+            after = held_plan(self.topology, self.options, routing, _other(self.bank), down)
             transition = plan_move(self.topology, self.options, held, after, self.bank, "failover for %s" % failure.name,
                                    list(entry["switches"]), down, wait_s=self.wait_s, failed=min(failure.links))
         except TransitionError as exc:
@@ -781,7 +786,6 @@ class Responder:
             raise TransitionRunError("switch %s: a switch failure is pushed only with the renamed assignment; "
                                      "nothing pushed" % failure.switch)
         held = self.held if self.held is not None else self.base
-        self._refuse_trees(held, "switch %s" % failure.switch)
         # the links the held routing avoids are failed too: no detour may take them
         failure = Failure("switch", failure.name, frozenset(failure.links | self.down), failure.switch)
         entry = precompute_failover(held.routing, [failure])["failures"][0]
@@ -804,19 +808,6 @@ class Responder:
             raise TransitionRunError("switch %s: no proven order from the held routing (%s): nothing pushed; only "
                                      "a halt-and-drain (§2.3) and a fresh plan recover" % (failure.switch, exc)) from None
         return self._rounds_of(failure, transition, first), routing, first, live.intent["switches"][failure.switch]
-
-    def _refuse_trees(self, held: Any, what: str) -> None:
-        """A source-tree routing's failures are only the ones planned at
-        ready: its backups are repairs of the base's trees
-        (failover.tree_failover), not detours of whatever routing is held."""
-        if held.routing.paths_form != "source_tree":
-            return
-        if held is self.base:
-            raise TransitionRunError("%s: no failover of it was planned (the ready event's not_planned says why): "
-                                     "nothing pushed; only a halt-and-drain (§2.3) and a fresh plan recover" % what)
-        raise TransitionRunError("%s: a second failure while a source-tree routing's backup holds is not planned "
-                                 "(its backups repair the base's trees): nothing pushed; only a halt-and-drain "
-                                 "(§2.3) and a fresh plan recover" % what)
 
     def _rounds_of(self, failure: Failure, transition: Transition, first: list[str],
                    restore: bool = False) -> Transition:
@@ -949,7 +940,14 @@ class Responder:
             self.gone, self.rejoin = set(), {}
         elif gone:
             self.gone = self.gone | {gone}
-        self.held = _AfterPlan(transition.after, routing) if down else None
+        if down:
+            self.held = _AfterPlan(transition.after, routing)
+        elif self.bank == self.plans_bank:
+            self.held = None                # the base the pre-planned moves start from
+        else:
+            # the base in the other bank (a restore after a backup of a backup): the next failure is
+            # planned on the spot from what the switches hold, not from the pre-planned moves' bank
+            self.held = _AfterPlan(transition.after, self.base.routing)
         if self.arming is not None and not down and self.bank == self.plans_bank:
             tail = tail + [self.arming]      # back on the base: armed again for the next failure
         self.tail = threading.Thread(target=self._run_tail, args=(event["name"], tail), daemon=True)

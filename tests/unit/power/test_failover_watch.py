@@ -290,6 +290,17 @@ def test_a_second_cut_on_a_torus_gets_a_backup_of_the_backup():
     assert [entry["event"] for entry in made.handle()] == ["restored"]
     made.settle()
     assert holds(fake, plan(torus, bank="B", **OPTIONS).intent) and not made.down
+    # on the base in bank B, not the pre-planned moves' A: the next failure is planned on the spot from B
+    made.observe(carriers(torus, cut=[first]))
+    third = made.handle()
+    made.settle()
+    assert [(entry["event"], entry["how"]) for entry in third] == [("recovered", "planned now on the held routing "
+                                                                    "(backup of the backup)")], third
+    assert holds(fake, made.held.intent) and made.bank == "A" and made.down == {torus.links[4].index}
+    made.observe(carriers(torus))
+    assert [entry["event"] for entry in made.handle()] == ["restored"]
+    made.settle()
+    assert holds(fake, plan(torus, bank="B", **OPTIONS).intent) and not made.down and made.bank == "B"
 
 
 def test_a_fabric_not_on_its_base_routing_is_refused():
@@ -313,12 +324,13 @@ TREES = {"engine": "segment", "assignment": "fixed", "engine_options": {"paths":
 
 
 @pytest.mark.parametrize("atomic", [True, False], ids=["bundles", "line_by_line"])
-def test_a_source_tree_routing_fails_a_link_over_by_its_repaired_trees_and_refuses_a_second_failure(atomic):
+def test_a_source_tree_routing_fails_over_by_repaired_trees_a_second_link_too_and_returns(atomic):
     """The fixed assignment's trees (segment routing, source_tree paths):
     the pre-planned move is the planner's (the trees that crossed the link
-    repaired, failover.tree_failover); the restore ends on the base; a
-    second failure while the backup holds is refused, naming the
-    halt-and-drain; a switch failure has no tree backup and is not planned."""
+    repaired, failover.tree_failover); a second link failure repairs the
+    held trees under the base's turn order; the restore ends on the base.
+    A link with no backup is refused naming the halt-and-drain, a switch
+    failure (no tree backup) is not pushed, nothing written for either."""
     torus = topology_from_data({"generate": {"kind": "torus", "dims": [4, 4], "hosts_per_switch": 1}})
     link = torus.link("sw5:4")
     fake = FAKES.FakeFabric(torus, plan(torus, bank="A", **TREES).intent)
@@ -332,7 +344,8 @@ def test_a_source_tree_routing_fails_a_link_over_by_its_repaired_trees_and_refus
     made.observe(carriers(torus, cut=[uncovered.name]))     # not planned: refused, nothing written
     writes = len(fake.writes)
     refused = made.handle()
-    assert [entry["event"] for entry in refused] == ["failed"] and "no failover of it was planned" in refused[0]["error"]
+    assert [entry["event"] for entry in refused] == ["failed"], refused
+    assert "no backup" in refused[0]["error"] and "halt-and-drain" in refused[0]["error"]
     assert len(fake.writes) == writes and made.bank == "A"
     made.observe(carriers(torus))
     assert [entry["event"] for entry in made.handle()] == ["ignored"]
@@ -355,23 +368,34 @@ def test_a_source_tree_routing_fails_a_link_over_by_its_repaired_trees_and_refus
     else:           # as planned: the install, then one flip per switch
         assert names[0].startswith("install ") and all(name.startswith("flip ") for name in names[1:]), names
     assert holds(fake, transition.after) and made.bank == "B" and made.down == {link.index}
-    writes = len(fake.writes)
     other = torus.link("sw9:4")
     made.observe(carriers(torus, cut=[link.name, other.name]))
+    second = made.handle()
+    made.settle()
+    assert [entry["event"] for entry in second] == ["recovered"], second
+    assert "backup of the backup" in second[0]["how"] and second[0]["proof"]["acyclic"] and not second[0]["proof"]["drain"]
+    assert made.held.routing.paths_form == "source_tree" and made.down == {link.index, other.index}
+    used = {torus.channels[c].link for path in made.held.routing.paths().values() for c in path}
+    assert not {other.index, link.index} & used
+    assert holds(fake, made.held.intent) and made.bank == "A"
+    # while both are down: a switch failure has no tree backup; a link with none is refused; nothing written
+    writes = len(fake.writes)
+    made.observe(carriers(torus, cut=[link.name, other.name], dead=["sw15"]))
+    made.observe(carriers(torus, cut=[link.name, other.name, uncovered.name]))
     refused = made.handle()
-    assert [entry["event"] for entry in refused] == ["failed"], refused
-    assert "source-tree" in refused[0]["error"] and "halt-and-drain" in refused[0]["error"]
+    assert [entry["event"] for entry in refused] == ["failed", "noted", "failed"], refused
+    assert "renamed assignment" in refused[0]["error"] and "halt-and-drain" in refused[2]["error"]
     assert len(fake.writes) == writes
+    made.observe(carriers(torus, cut=[link.name, uncovered.name]))
+    assert [entry["event"] for entry in made.handle()] == ["waiting"]     # sw5:4 still down
     made.observe(carriers(torus, cut=[link.name]))
     assert [entry["event"] for entry in made.handle()] == ["ignored"]
     made.observe(carriers(torus))
     back = made.handle()
     made.settle()
     assert [entry["event"] for entry in back] == ["restored"], back
-    base = plan(torus, bank="A", **TREES).intent
-    armed = (made.arming or {}).get("switches", {})     # armed again on the base, where it could be proven
-    assert holds(fake, armed_intent(base, armed)) and not made.down and made.bank == "A"
-    assert bool(armed) == (atomic and bool(ready["armed"]))
+    # A -> B (the first), B -> A (the second), A -> B (the restore): the base in bank B, not armed there
+    assert made.bank == "B" and holds(fake, plan(torus, bank="B", **TREES).intent) and not made.down
 
 
 def test_the_link_and_switch_states_of_a_poll():
