@@ -73,7 +73,7 @@ from typing import Any
 from ..fabric.topology import Topology
 from . import failover_arming as arming
 from .failover import Failure
-from .failover_run import _failed_ports, _prove_recovered, recovery_proof, urgent_cut
+from .failover_run import failed_ports, prove_recovered, recovery_proof, urgent_cut
 from .transition_phases import Transition
 from .transition_planner import _working_topology
 from .transition_proof import TransitionError, _check_recovered, _check_state, _check_window, _Proof
@@ -89,7 +89,7 @@ def _proof(topology: Topology, failure: Failure, restore: bool = False) -> _Proo
     if restore:
         return _Proof(_working_topology(topology), "restore", failure.name)
     absent = [failure.switch] if failure.switch is not None else []
-    dead = [(switch, port) for switch, ports in _failed_ports(topology, failure).items() for port in ports]
+    dead = [(switch, port) for switch, ports in failed_ports(topology, failure).items() for port in ports]
     return _Proof(_working_topology(topology), "failover", failure.name, absent=absent,
                   dead_ports=dead if absent else ())
 
@@ -360,5 +360,5 @@ def _proven(topology: Topology, failure: Failure, transition: Transition, steps:
                       rounds_after_recovery=every_round - rounds,
                       seconds=round(time.perf_counter() - started + transition.proof.get("seconds", 0), 3))
     if not restore:
-        _prove_recovered(_working_topology(topology), failure, made, first)
+        prove_recovered(_working_topology(topology), failure, made, first)
     return made

@@ -63,8 +63,11 @@ from .transition_run import (TransitionRunError, check_platforms, differing, rea
 Data = dict[str, Any]
 
 
-class _Failover(_Redeploy):
-    """A phase whose flip order puts the switches that change first."""
+class FailoverRun(_Redeploy):
+    """The planner of a failover's (or a restore's) phase: a re-deploy's
+    planner whose flip order puts the switches that change first, with the
+    failed link simulated as alive in the windows and its ports kept up.
+    The responder (:mod:`.failover_watch`) plans its moves with it too."""
 
     def __init__(self, *args: Any, first: list[str], failed: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -95,7 +98,7 @@ def _base_and_backup(topology: Topology, options: Data, failure: Failure, bank: 
     switch: :func:`.failover._detour_tables`), and is planned with the
     failed switch's links up, as the base: its frames to those hosts are
     lost at the failure, and the failed switch itself is never written
-    (:func:`_frozen`)."""
+    (:func:`frozen_failed`)."""
     router = _base_router(topology, options)
     work = _working_topology(topology)
     base = router.plan(work, set(topology.down_links()), bank, "the base routing")
@@ -154,12 +157,12 @@ def _kept_routing(router: _Router, work: Topology, down: set[int]) -> Callable[[
     return kept
 
 
-def _kept_up(made: Any, up: dict[str, set[str]]) -> PlanLike:
+def kept_up(made: Any, up: dict[str, set[str]]) -> PlanLike:
     """The backup plan with the failed link's ports admin up (not shut: module doc)."""
     return _PlanView(made, _keep_ports_up({name: made.intent["switches"][name] for name in up}, up))
 
 
-def _failed_ports(topology: Topology, failure: Failure) -> dict[str, set[str]]:
+def failed_ports(topology: Topology, failure: Failure) -> dict[str, set[str]]:
     """``{switch: ports}`` of every failed link's two ends."""
     result: dict[str, set[str]] = {}
     for index in failure.links:
@@ -169,7 +172,7 @@ def _failed_ports(topology: Topology, failure: Failure) -> dict[str, set[str]]:
     return result
 
 
-def _frozen(made: Any, failure: Failure, held: Any) -> Any:
+def frozen_failed(made: Any, failure: Failure, held: Any) -> Any:
     """``made`` with the failed switch holding what it held (``held``'s
     entry): it cannot be reached, so no step may write it."""
     if failure.switch is None:
@@ -188,16 +191,16 @@ def _plan(topology: Topology, options: Data, failure: Failure, bank: str, stored
     resolver.resolve(work)
     options = resolver.options
     link = topology.links[min(failure.links)]
-    up = _failed_ports(topology, failure)
+    up = failed_ports(topology, failure)
     if restore:
         base_now, backup, entry = _base_and_backup(topology, options, failure, _other(bank), stored)
-        before: Any = _kept_up(_plan_from_routing(work, backup, bank, options), up)
+        before: Any = kept_up(_plan_from_routing(work, backup, bank, options), up)
         after: Any = base_now
         # the returned switch holds what it held when it failed: the base in the base's bank
-        before = _frozen(before, failure, after)
+        before = frozen_failed(before, failure, after)
     else:
         before, backup, entry = _base_and_backup(topology, options, failure, bank, stored)
-        after = _frozen(_kept_up(_plan_from_routing(work, backup, _other(bank), options), up), failure, before)
+        after = frozen_failed(kept_up(_plan_from_routing(work, backup, _other(bank), options), up), failure, before)
     label = "%s %s" % ("restore after" if restore else "failover for", failure.name)
     absent = [failure.switch] if failure.switch and not restore else []
     dead = [(switch, port) for switch, ports in up.items() for port in ports] if absent else []
@@ -206,7 +209,7 @@ def _plan(topology: Topology, options: Data, failure: Failure, bank: str, stored
     router = _Router(options, True, failure.name, topology.down_links())
     router.resolve(work)
     first = [name for name in entry["switches"] if name not in absent]
-    run = _Failover(proof, before.intent, bank, router, SEARCH_BUDGET_PER_SWITCH * len(topology.switches),
+    run = FailoverRun(proof, before.intent, bank, router, SEARCH_BUDGET_PER_SWITCH * len(topology.switches),
                     wait_s, False, False, first=first, failed=link)
     run.keep_up = up
     if restore:
@@ -224,20 +227,20 @@ def _plan(topology: Topology, options: Data, failure: Failure, bank: str, stored
     transition = _transition(run, router, "restore" if restore else "failover", before, done, True, None, started)
     transition.link = {"a": "", "b": "", "name": failure.name}
     if failure.switch is not None:
-        _leave_out(transition, failure.switch)
+        leave_out(transition, failure.switch)
     transition.proof["failure"] = {key: entry[key] for key in ("kind", "name", "links", "switch", "switches",
                                                                "pairs_affected", "pairs_disjoint")}
     if not restore:
         try:
-            _prove_recovered(work, failure, transition, first)
+            prove_recovered(work, failure, transition, first)
         except TransitionError as exc:
             raise FailoverError("%s: the planned steps leave a surviving pair cut off (%s); nothing planned"
                                 % (label, exc)) from None
     return transition, backup
 
 
-def _leave_out(transition: Transition, switch: str) -> None:
-    """Take ``switch`` (failed, frozen: :func:`_frozen`) out of every push:
+def leave_out(transition: Transition, switch: str) -> None:
+    """Take ``switch`` (failed, frozen: :func:`frozen_failed`) out of every push:
     its entry never changes, so no step needs to reach it. Pushes left
     empty go."""
     held = transition.before["switches"][switch]
@@ -289,12 +292,12 @@ def recovery_proof(work: Topology, failure: Failure) -> _Proof:
     """A proof for :func:`.transition_proof._check_recovered` of ``failure``
     on the working topology ``work``: a failed switch's hosts neither send
     nor receive, and every port into the failure is dead."""
-    dead = [(switch, port) for switch, ports in _failed_ports(work, failure).items() for port in ports]
+    dead = [(switch, port) for switch, ports in failed_ports(work, failure).items() for port in ports]
     absent = [failure.switch] if failure.switch is not None else []
     return _Proof(work, "failover", failure.name, absent=absent, dead_ports=dead)
 
 
-def _prove_recovered(work: Topology, failure: Failure, transition: Transition, first: list[str]) -> None:
+def prove_recovered(work: Topology, failure: Failure, transition: Transition, first: list[str]) -> None:
     """Every surviving pair is delivered without touching the failure once
     the urgent steps ran, and at the end (what the windows, which let frames
     die at the failure, do not show); raises TransitionError."""
@@ -372,7 +375,7 @@ def execute(topology: Topology, driver: Any, planner: Callable[[str], Transition
     if failure is not None:
         ends = [topology.links[index] for index in sorted(failure.links)]
         driver = _FailedPortsUp(driver, [(end.switch, end.port) for link in ends for end in (link.a, link.b)])
-    # a failed switch cannot be read; no step writes it (:func:`_leave_out`)
+    # a failed switch cannot be read; no step writes it (:func:`leave_out`)
     gone = {failure.switch} if failure is not None and failure.kind == "switch" else set()
     names = [name for name in topology.switch_names() if name not in gone]
     states = read_states(driver, names)

@@ -81,8 +81,8 @@ from ..platforms import ovs
 from . import failover_arming as arming
 from .failover import Failure, backup_from_changes, precompute_failover, resolve_failure
 from .failover_rounds import in_rounds
-from .failover_run import (_Failover, _frozen, _kept_up, _leave_out, _prove_recovered, base_plan, plan_failover,
-                           plan_failover_and_backup, plan_restore, recovery_proof, stored_entry,
+from .failover_run import (FailoverRun, base_plan, frozen_failed, kept_up, leave_out, plan_failover,
+                           plan_failover_and_backup, plan_restore, prove_recovered, recovery_proof, stored_entry,
                            tree_backup_of_held, urgent_cut)
 from .fabric_state import switch_state
 from .transition_phases import Transition
@@ -342,7 +342,7 @@ def _keep_up(topology: Topology, links: Iterable[int]) -> dict[str, set[str]]:
 def held_plan(topology: Topology, options: Data, routing: Any, bank: str, down: Iterable[int]) -> Any:
     """The plan the fabric holds on ``routing`` in ``bank`` with ``down``'s ports kept up."""
     made = _plan_from_routing(_working_topology(topology), routing, bank, options)
-    return _kept_up(made, _keep_up(topology, down)) if down else made
+    return kept_up(made, _keep_up(topology, down)) if down else made
 
 
 def plan_move(topology: Topology, options: Data, before: Any, after: Any, bank: str, label: str,
@@ -370,7 +370,7 @@ def plan_move(topology: Topology, options: Data, before: Any, after: Any, bank: 
     router = _Router(options, True, label, topology.down_links())
     router.resolve(work)
     anchor = topology.links[failed if failed is not None else (down or sorted(restore) or [0])[0]]
-    run = _Failover(proof, before.intent, bank, router, SEARCH_BUDGET_PER_SWITCH * len(topology.switches),
+    run = FailoverRun(proof, before.intent, bank, router, SEARCH_BUDGET_PER_SWITCH * len(topology.switches),
                     wait_s, False, False, first=first, failed=anchor)
     run.keep_up = _keep_up(topology, set(down) | set(restore))
     for index in sorted(restore):
@@ -383,10 +383,10 @@ def plan_move(topology: Topology, options: Data, before: Any, after: Any, bank: 
     transition.link = {"a": "", "b": "", "name": label}
     if absent is not None:
         try:
-            _leave_out(transition, str(absent.switch))
+            leave_out(transition, str(absent.switch))
         except EtherclusterError as exc:
             raise TransitionError(str(exc)) from None
-        _prove_recovered(work, absent, transition, [name for name in first if name != absent.switch])
+        prove_recovered(work, absent, transition, [name for name in first if name != absent.switch])
     return transition
 
 
@@ -798,7 +798,7 @@ class Responder:
                                   options=made.options)
         down = self.down | set(failure.links)
         live = held_plan(self.topology, self.options, routing, _other(self.bank), down)
-        after = _frozen(live, failure, held)
+        after = frozen_failed(live, failure, held)
         first = [name for name in entry["switches"] if name != failure.switch]
         try:
             transition = plan_move(self.topology, self.options, held, after, self.bank,
