@@ -210,7 +210,7 @@ def _plan(topology: Topology, options: Data, failure: Failure, bank: str, stored
     router.resolve(work)
     first = [name for name in entry["switches"] if name not in absent]
     run = FailoverRun(proof, before.intent, bank, router, SEARCH_BUDGET_PER_SWITCH * len(topology.switches),
-                    wait_s, False, False, first=first, failed=link)
+                      wait_s, False, False, first=first, failed=link)
     run.keep_up = up
     if restore:
         for index in sorted(failure.links):

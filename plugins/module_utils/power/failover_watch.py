@@ -371,7 +371,7 @@ def plan_move(topology: Topology, options: Data, before: Any, after: Any, bank: 
     router.resolve(work)
     anchor = topology.links[failed if failed is not None else (down or sorted(restore) or [0])[0]]
     run = FailoverRun(proof, before.intent, bank, router, SEARCH_BUDGET_PER_SWITCH * len(topology.switches),
-                    wait_s, False, False, first=first, failed=anchor)
+                      wait_s, False, False, first=first, failed=anchor)
     run.keep_up = _keep_up(topology, set(down) | set(restore))
     for index in sorted(restore):
         link = topology.links[index]
