@@ -773,7 +773,8 @@ class Responder:
             raise TransitionRunError("%s: no proven order from the held routing (%s): nothing pushed; only a "
                                      "halt-and-drain (§2.3) and a fresh plan recover" % (failure.name, exc)) from None
         return (self._rounds_of(both, transition, list(entry["switches"])), routing, list(entry["switches"]),
-                "planned now on the held routing (backup of the backup)")
+                "planned now on the held routing (backup of the backup)" if self.down else
+                "planned now on the base in bank %s (the pre-planned moves start from bank %s)" % (self.bank, self.plans_bank))
 
     def _switch_backup_of_held(self, failure: Failure) -> tuple[Transition, Any, list[str], Data]:
         """The move from the held routing (a link's backup) to its backup for

@@ -294,8 +294,8 @@ def test_a_second_cut_on_a_torus_gets_a_backup_of_the_backup():
     made.observe(carriers(torus, cut=[first]))
     third = made.handle()
     made.settle()
-    assert [(entry["event"], entry["how"]) for entry in third] == [("recovered", "planned now on the held routing "
-                                                                    "(backup of the backup)")], third
+    assert [(entry["event"], entry["how"]) for entry in third] == [("recovered", "planned now on the base in bank B "
+                                                                    "(the pre-planned moves start from bank A)")], third
     assert holds(fake, made.held.intent) and made.bank == "A" and made.down == {torus.links[4].index}
     made.observe(carriers(torus))
     assert [entry["event"] for entry in made.handle()] == ["restored"]
