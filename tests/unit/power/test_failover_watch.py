@@ -323,21 +323,55 @@ def test_linux_bridge_switches_are_refused_before_any_switch_is_read():
 TREES = {"engine": "segment", "assignment": "fixed", "engine_options": {"paths": "source_tree"}}
 
 
+def trees_responder(topology, preplan, atomic):
+    fake = FAKES.FakeFabric(topology, plan(topology, bank="A", **TREES).intent)
+    made = fw.Responder(topology, TREES, fake, wall=Clock(), atomic=atomic)
+    return made, fake, made.ready(preplan)
+
+
 @pytest.mark.parametrize("atomic", [True, False], ids=["bundles", "line_by_line"])
-def test_a_source_tree_routing_fails_over_by_repaired_trees_a_second_link_too_and_returns(atomic):
+def test_a_source_tree_routing_fails_a_link_over_by_its_repaired_trees_and_returns(atomic):
     """The fixed assignment's trees (segment routing, source_tree paths):
     the pre-planned move is the planner's (the trees that crossed the link
-    repaired, failover.tree_failover); a second link failure repairs the
-    held trees under the base's turn order; the restore ends on the base.
-    A link with no backup is refused naming the halt-and-drain, a switch
-    failure (no tree backup) is not pushed, nothing written for either."""
+    repaired, failover.tree_failover), in proven rounds where a switch
+    takes a write whole; the restore ends on the base."""
     torus = topology_from_data({"generate": {"kind": "torus", "dims": [4, 4], "hosts_per_switch": 1}})
     link = torus.link("sw5:4")
-    fake = FAKES.FakeFabric(torus, plan(torus, bank="A", **TREES).intent)
-    events = []
-    made = fw.Responder(torus, TREES, fake, log=events.append, wall=Clock(), atomic=atomic)
+    made, fake, ready = trees_responder(torus, [link.name], atomic)
+    assert ready["planned"] == [link.name] and not ready["not_planned"], ready
+    transition, routing = made.plans[link.name]
+    assert routing.paths_form == "source_tree" and link.index in routing.down
+    made.observe(carriers(torus, cut=[link.name]))
+    done = made.handle()
+    made.settle()
+    assert [(entry["event"], entry["how"]) for entry in done] == [("recovered", "pre-planned")], done
+    assert done[0]["proof"]["acyclic"] and not done[0]["proof"]["drain"]
+    names = [step["name"] for step in done[0]["steps"]]
+    if atomic:      # proven rounds; a round that flips nothing is named for what it installs
+        assert done[0]["proof"]["rounds"] >= 1 and all(name.startswith("round ") for name in names), names
+        assert not any("flip  to" in name for name in names), names
+    else:           # as planned: the install, then one flip per switch
+        assert names[0].startswith("install ") and all(name.startswith("flip ") for name in names[1:]), names
+    assert holds(fake, transition.after) and made.bank == "B" and made.down == {link.index}
+    made.observe(carriers(torus))
+    back = made.handle()
+    made.settle()
+    assert [entry["event"] for entry in back] == ["restored"], back
+    base = plan(torus, bank="A", **TREES).intent
+    armed = (made.arming or {}).get("switches", {})     # armed again on the base where that was proven
+    assert holds(fake, armed_intent(base, armed)) and not made.down and made.bank == "A"
+    assert bool(armed) == (atomic and bool(ready["armed"]))
+
+
+def test_a_source_tree_routing_repairs_the_held_trees_for_a_second_link_and_refuses_what_has_no_backup():
+    """A second link failure repairs the held trees under the base's turn
+    order; the return of both ends on the base. A link with no backup is
+    refused naming the halt-and-drain, a switch failure (no tree backup)
+    is not pushed, nothing written for either."""
+    torus = topology_from_data({"generate": {"kind": "torus", "dims": [4, 4], "hosts_per_switch": 1}})
+    link, other = torus.link("sw5:4"), torus.link("sw9:4")
     uncovered = torus.link("sw0:2")     # sw0:2--sw1:2: no tree repair, no kept-order routing without it
-    ready = made.ready([link.name, uncovered.name, "sw10"])
+    made, fake, ready = trees_responder(torus, [link.name, uncovered.name, "sw10"], False)
     assert ready["planned"] == [link.name], ready
     assert [entry.split(":")[0] for entry in ready["not_planned"]] == ["sw0", "sw10"], ready["not_planned"]
     assert "halt-and-drain" in ready["not_planned"][0]
@@ -354,21 +388,9 @@ def test_a_source_tree_routing_fails_over_by_repaired_trees_a_second_link_too_an
     assert [entry["event"] for entry in logged] == ["not_pushed"] and "nothing pushed" in logged[0]["why"], logged
     made.observe(carriers(torus))
     assert [entry["event"] for entry in made.handle()] == ["noted"] and len(fake.writes) == writes
-    transition, routing = made.plans[link.name]
-    assert routing.paths_form == "source_tree" and link.index in routing.down
     made.observe(carriers(torus, cut=[link.name]))
-    done = made.handle()
+    assert [entry["event"] for entry in made.handle()] == ["recovered"]
     made.settle()
-    assert [(entry["event"], entry["how"]) for entry in done] == [("recovered", "pre-planned")], done
-    assert done[0]["proof"]["acyclic"] and not done[0]["proof"]["drain"]
-    names = [step["name"] for step in done[0]["steps"]]
-    if atomic:      # proven rounds; a round that flips nothing is named for what it installs
-        assert done[0]["proof"]["rounds"] >= 1 and all(name.startswith("round ") for name in names), names
-        assert not any("flip  to" in name for name in names), names
-    else:           # as planned: the install, then one flip per switch
-        assert names[0].startswith("install ") and all(name.startswith("flip ") for name in names[1:]), names
-    assert holds(fake, transition.after) and made.bank == "B" and made.down == {link.index}
-    other = torus.link("sw9:4")
     made.observe(carriers(torus, cut=[link.name, other.name]))
     second = made.handle()
     made.settle()
