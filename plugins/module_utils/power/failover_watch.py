@@ -526,7 +526,7 @@ class Responder:
         self.tail_error: str | None = None
         self.bank = "A"
         self.base: Any = None
-        self.held: Any = None               # the plan the fabric holds (None: the base)
+        self.held: Any = None               # the plan the fabric holds (None: the base in plans_bank)
         self.held_failure: Failure | None = None   # when it is one pre-planned failover
         self.restore_plan: Transition | None = None  # its restore, planned once it settled
         self.plans_bank = "A"                 # the bank the pre-planned moves start from

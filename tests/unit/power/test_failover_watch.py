@@ -60,11 +60,12 @@ def carriers(topology, cut=(), dead=()):
     return result
 
 
-def responder(topology=RING, options=None, check_mode=False, preplan=None):
+def responder(topology=RING, options=None, check_mode=False, preplan=None, atomic=True):
     options = options or OPTIONS
     fake = FAKES.FakeFabric(topology, plan(topology, bank="A", **options).intent)
     events = []
-    made = fw.Responder(topology, options, fake, log=events.append, check_mode=check_mode, wall=Clock())
+    made = fw.Responder(topology, options, fake, log=events.append, check_mode=check_mode, wall=Clock(),
+                        atomic=atomic)
     made.ready(preplan)
     return made, fake, events
 
@@ -323,12 +324,6 @@ def test_linux_bridge_switches_are_refused_before_any_switch_is_read():
 TREES = {"engine": "segment", "assignment": "fixed", "engine_options": {"paths": "source_tree"}}
 
 
-def trees_responder(topology, preplan, atomic):
-    fake = FAKES.FakeFabric(topology, plan(topology, bank="A", **TREES).intent)
-    made = fw.Responder(topology, TREES, fake, wall=Clock(), atomic=atomic)
-    return made, fake, made.ready(preplan)
-
-
 @pytest.mark.parametrize("atomic", [True, False], ids=["bundles", "line_by_line"])
 def test_a_source_tree_routing_fails_a_link_over_by_its_repaired_trees_and_returns(atomic):
     """The fixed assignment's trees (segment routing, source_tree paths):
@@ -337,7 +332,8 @@ def test_a_source_tree_routing_fails_a_link_over_by_its_repaired_trees_and_retur
     takes a write whole; the restore ends on the base."""
     torus = topology_from_data({"generate": {"kind": "torus", "dims": [4, 4], "hosts_per_switch": 1}})
     link = torus.link("sw5:4")
-    made, fake, ready = trees_responder(torus, [link.name], atomic)
+    made, fake, events = responder(torus, TREES, preplan=[link.name], atomic=atomic)
+    ready = events[0]
     assert ready["planned"] == [link.name] and not ready["not_planned"], ready
     transition, routing = made.plans[link.name]
     assert routing.paths_form == "source_tree" and link.index in routing.down
@@ -371,7 +367,8 @@ def test_a_source_tree_routing_repairs_the_held_trees_for_a_second_link_and_refu
     torus = topology_from_data({"generate": {"kind": "torus", "dims": [4, 4], "hosts_per_switch": 1}})
     link, other = torus.link("sw5:4"), torus.link("sw9:4")
     uncovered = torus.link("sw0:2")     # sw0:2--sw1:2: no tree repair, no kept-order routing without it
-    made, fake, ready = trees_responder(torus, [link.name, uncovered.name, "sw10"], False)
+    made, fake, events = responder(torus, TREES, preplan=[link.name, uncovered.name, "sw10"], atomic=False)
+    ready = events[0]
     assert ready["planned"] == [link.name], ready
     assert [entry.split(":")[0] for entry in ready["not_planned"]] == ["sw0", "sw10"], ready["not_planned"]
     assert "halt-and-drain" in ready["not_planned"][0]
