@@ -79,7 +79,7 @@ from ..fabric.topology import Topology
 from ..routing.base import RoutingFunction
 from ..platforms import ovs
 from . import failover_arming as arming
-from .failover import Failure, backup_from_changes, precompute_failover, resolve_failure
+from .failover import TREE_SWITCH_REASON, Backup, Failure, backup_from_changes, precompute_failover, resolve_failure
 from .failover_rounds import in_rounds
 from .failover_run import (FailoverRun, base_plan, frozen_failed, kept_up, leave_out, plan_failover,
                            plan_failover_and_backup, plan_restore, prove_recovered, recovery_proof, stored_entry,
@@ -881,6 +881,8 @@ class Responder:
         entry = stored_entry(self.topology, self.options, self.document, failure)
         if entry is None and self.base.routing.paths_form == "per_destination":
             entry = precompute_failover(self.base.routing, [failure])["failures"][0]
+        elif entry is None:     # source trees: no switch failover, whether planned or not (the reason, not "see ready")
+            entry = Backup(failure, False, TREE_SWITCH_REASON).to_data()
         backup = {key: entry[key] for key in ("covered", "reason", "switches", "pairs_affected", "pairs_disjoint",
                                               "pairs_lost")} if entry else {}
         return self.log("not_pushed", name=event["name"], kind=event["kind"], detected=event["at"], backup=backup,

@@ -23,6 +23,7 @@ import pytest
 from ansible_collections.ethercluster.routing.plugins.module_utils.fabric.topology import topology_from_data
 from ansible_collections.ethercluster.routing.plugins.module_utils.intent.build import plan
 from ansible_collections.ethercluster.routing.plugins.module_utils.power import failover_watch as fw
+from ansible_collections.ethercluster.routing.plugins.module_utils.power.failover import TREE_SWITCH_REASON
 from ansible_collections.ethercluster.routing.plugins.module_utils.power.transition_run import TransitionRunError
 from power_helpers import module_utils_test
 
@@ -383,6 +384,8 @@ def test_a_source_tree_routing_repairs_the_held_trees_for_a_second_link_and_refu
     made.observe(carriers(torus, dead=["sw10"]))       # no switch failover with the fixed assignment
     logged = made.handle()
     assert [entry["event"] for entry in logged] == ["not_pushed"] and "nothing pushed" in logged[0]["why"], logged
+    # the reason itself, not a pointer to ready's list
+    assert logged[0]["backup"]["reason"] == TREE_SWITCH_REASON and TREE_SWITCH_REASON in logged[0]["why"], logged
     made.observe(carriers(torus))
     assert [entry["event"] for entry in made.handle()] == ["noted"] and len(fake.writes) == writes
     made.observe(carriers(torus, cut=[link.name]))
