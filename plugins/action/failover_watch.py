@@ -95,6 +95,9 @@ class ActionModule(CollectionAction):
             gc.freeze()
             display.display("failover_watch: ready in %.1f s, %d failures planned, %d switches armed, watching %d "
                             "switches" % (ready["seconds"], len(ready["planned"]), len(ready["armed"]), len(names)))
+            if ready["resumed"]:
+                display.display("failover_watch: the fabric holds the backup of %s (a responder before this one "
+                                "failed it over): held, restored when it is back" % ready["resumed"])
             for reason in fallbacks.values():
                 display.warning("failover_watch: %s; its pushes open an SSH session each" % reason)
             if kept_shell:
@@ -116,7 +119,7 @@ class ActionModule(CollectionAction):
                 listener.close()
         changed = any(event["event"] in ("recovered", "restored") for event in responder.events)
         result.update(changed=changed, events=responder.events, handled=handled, planned=ready["planned"],
-                      armed=ready["armed"])
+                      armed=ready["armed"], resumed=ready["resumed"])
         result["kept_shells"] = [name for name in names if kept_shell and name not in fallbacks]
         result["polled"] = polled
         if listener is not None:

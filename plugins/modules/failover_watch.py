@@ -41,6 +41,11 @@ description:
     says only a halt-and-drain recovers.
   - When every failed link (or the failed switch) has carrier again, the planned restore brings the base routing
     back.
+  - Started on a fabric that holds the backup of one of its planned failovers (a responder before it died or was
+    stopped while a failure was held, or C(link_failed.yml) ran by hand), it takes that failure over without writing
+    anything (segment-based routing's backup manager) and the failure's return runs the planned restore; the
+    C(ready) event names it (C(resumed)). A fabric on neither the base nor such a backup is refused, nothing written,
+    naming the switches that hold neither.
   - Every event goes to O(log), one JSON object per line, with wall-clock times and the proof's summary.
   - It stops after O(duration_s), after O(max_events) handled events, or when O(stop_file) exists.
   - On a fabric with C(dell_os6) or C(huawei_vrp) switches (mixed with C(ovs) ones or not) each switch is reached
@@ -186,6 +191,11 @@ armed:
   returned: always
   type: list
   elements: str
+resumed:
+  description: The failure whose backup the fabric held when the task started, taken over and held (none when the
+    fabric held its base routing).
+  returned: always
+  type: str
 """
 
 from ansible_collections.ethercluster.routing.plugins.module_utils.fabric import module_args

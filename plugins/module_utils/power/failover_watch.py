@@ -18,7 +18,9 @@ any failure and keeps it:
   (:mod:`.failover_arming`: rows no base frame reads, filled with the
   backups' ports) and every move is put in proven parallel rounds from it
   (:mod:`.failover_rounds`); a restore arms it again, :meth:`Responder.disarm`
-  writes the plain base back when the responder stops;
+  writes the plain base back when the responder stops; a fabric that
+  holds one of those failovers' backups instead is taken over (§2.3's
+  backup manager: :func:`held_backup`, :meth:`Responder._resume`);
 * **detection**: :meth:`Responder.observe` takes the carriers of every
   fabric port, switch by switch (one batched read per switch and poll, or a
   trap feed), and turns them into events: a link is down when either end
@@ -71,6 +73,7 @@ import queue
 import random
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -81,7 +84,7 @@ from ..platforms import ovs
 from . import failover_arming as arming
 from .failover import TREE_SWITCH_REASON, Backup, Failure, backup_from_changes, precompute_failover, resolve_failure
 from .failover_rounds import in_rounds
-from .failover_run import (FailoverRun, base_plan, frozen_failed, kept_up, leave_out, plan_failover,
+from .failover_run import (FailoverRun, base_plan, failed_ports, frozen_failed, kept_up, leave_out, plan_failover,
                            plan_failover_and_backup, plan_restore, prove_recovered, recovery_proof, stored_entry,
                            tree_backup_of_held, urgent_cut)
 from .fabric_state import switch_state
@@ -547,40 +550,92 @@ class Responder:
         the failover of every covered link and switch failure (or of
         ``preplan``: link names or ends, switch names), each with its urgent
         pushes in proven rounds where they can be (:mod:`.failover_rounds`).
-        Raises TransitionRunError when the fabric holds something else."""
+
+        A fabric that holds one of those failovers' backups instead (a
+        responder restarted while a failure was held: §2.3's manager taken
+        over) is *resumed*: the failure is held as if this responder had
+        failed it over, so its return runs the planned restore. Raises
+        TransitionRunError when the fabric holds anything else."""
         started = time.perf_counter()
         check_platforms(self.topology, "failovers")
+        preplan = None if preplan is None else list(preplan)     # planned from up to two bases
         names = self.topology.switch_names()
         states = read_states(self.driver, names)
-        banks = sorted({bank for name in names for bank in switch_state(name, states[name])["pvid_banks"]})
-        if len(banks) != 1 or banks[0] not in ("A", "B"):
+        own = {name: sorted(switch_state(name, states[name])["pvid_banks"]) for name in names}
+        banks = sorted({bank for name in names for bank in own[name]})
+        most = Counter(tuple(found) for found in own.values()).most_common(1)[0][0]
+        lone = [name for name in names if tuple(own[name]) != most]     # in a bank the others are not in
+        if len(banks) != 1 and not (len(most) == 1 and len(lone) == 1 and len(own[lone[0]]) == 1):
             raise TransitionRunError("the switches' PVIDs are in banks %s: the responder starts from a fabric "
                                      "on its base routing in one bank (finish the transition first)" % banks)
-        self.bank = banks[0]
-        self.base = base_plan(self.topology, self.options, self.bank)
-        # a switch may still hold the armed base a responder stopped without writing back: checked once armed
-        left = differing(states, self.base.intent["switches"])
-        wanted = self._failures(preplan)
+        left: list[str] = []
+        held = None
+        if len(banks) == 1:
+            planned, skipped, armed = self._plan_all(banks[0], preplan)
+            # a switch may still hold the armed base a responder stopped without writing back
+            left = [name for name in differing(states, self.base.intent["switches"])
+                    if name not in armed or not holds(states[name], armed[name], name)]
+        if left or len(banks) > 1:
+            # a held failover's backup, from the base in the other bank; or a held switch failover whose
+            # switch came back: it alone still holds the base's bank (the move never writes it)
+            start = _other(banks[0]) if len(banks) == 1 else own[lone[0]][0]
+            planned, skipped, armed = self._plan_all(start, preplan)
+            held, closest = held_backup(self.topology, states, planned, armed)
+            if held is None and len(banks) > 1:
+                raise TransitionRunError("the switches' PVIDs are in banks %s (%s alone in bank %s), and no planned "
+                                         "switch failover's backup is what they hold (%s): the responder starts "
+                                         "from a fabric on its base routing in one bank (finish the transition "
+                                         "first)" % (banks, lone[0], start, closest))
+            if held is None:
+                raise TransitionRunError("%s do(es) not hold the base routing of bank %s (plain or armed for these "
+                                         "failovers), nor the backup of a planned failover from the base in bank "
+                                         "%s (%s): deploy it (or finish the failover in progress with "
+                                         "link_restored.yml) before starting the responder"
+                                         % (", ".join(left), banks[0], start, closest))
+        arm_seconds = self._arm(armed) if armed and held is None else 0.0
+        if armed and held is not None:      # written with the restore's background steps, as after any restore
+            self.arming = self._arming(armed)
+        for name, (failure, (transition, routing)) in planned.items():
+            self.plans[name] = (self._in_rounds(failure, transition, armed), routing)
+        self.plans_bank = self.bank
+        if held is not None:
+            self._resume(*held)
+        return self.log("ready", bank=self.bank, planned=sorted(self.plans), not_planned=skipped,
+                        rounds=dict(sorted(self.rounds.items())), armed=sorted(armed),
+                        arm_seconds=round(arm_seconds, 3), seconds=round(time.perf_counter() - started, 3),
+                        resumed=held[0].name if held is not None else None)
+
+    def _plan_all(self, bank: str, preplan: Iterable[str] | None) -> tuple[dict[str, Any], list[str], Data]:
+        """Take the base routing in ``bank`` as this responder's base and
+        plan its failovers: ``({name: (failure, (move, backup routing))},
+        [not planned: why], armed base)``."""
+        self.bank = bank
+        self.base = base_plan(self.topology, self.options, bank)
         skipped = []
         planned = {}
-        for failure in wanted:
+        for failure in self._failures(preplan):
             try:
                 planned[failure.name] = (failure, self._preplan(failure))
             except EtherclusterError as exc:
                 skipped.append("%s: %s" % (failure.name, exc))
-        armed = {} if self.check_mode or not self.atomic else self._armed([transition for _failure, (transition, _r) in planned.values()])
-        left = [name for name in left if name not in armed or not holds(states[name], armed[name], name)]
-        if left:
-            raise TransitionRunError("%s do(es) not hold the base routing of bank %s (plain or armed for these "
-                                     "failovers): deploy it (or finish the failover in progress with "
-                                     "link_restored.yml) before starting the responder" % (", ".join(left), self.bank))
-        arm_seconds = self._arm(armed) if armed else 0.0
-        for name, (failure, (transition, routing)) in planned.items():
-            self.plans[name] = (self._in_rounds(failure, transition, armed), routing)
-        self.plans_bank = self.bank
-        return self.log("ready", bank=self.bank, planned=sorted(self.plans), not_planned=skipped,
-                        rounds=dict(sorted(self.rounds.items())), armed=sorted(armed),
-                        arm_seconds=round(arm_seconds, 3), seconds=round(time.perf_counter() - started, 3))
+        moves = [transition for _failure, (transition, _routing) in planned.values()]
+        return planned, skipped, {} if self.check_mode or not self.atomic else self._armed(moves)
+
+    def _resume(self, failure: Failure, transition: Transition, routing: Any, states: dict[str, Data]) -> None:
+        """Hold ``failure`` as :meth:`_run` leaves a pre-planned failover it
+        ran (the fabric holds ``transition.after``, read as ``states``),
+        with its restore planned: its links (or switch) count as down until
+        a poll sees them back, which then runs the restore."""
+        if self.driver.remember:        # the failed ports as the move keeps them (admin up), not as read
+            self.driver.states.update(states)
+        self.bank = transition.after["fabric"]["bank"]
+        self.down = set(failure.links)
+        self.status = {index: "down" for index in failure.links}
+        if failure.switch is not None:
+            self.gone, self.dead = {failure.switch}, {failure.switch}
+        self.held = _AfterPlan(transition.after, routing)
+        self.held_failure = failure
+        self.restore_plan = self._restore(failure)
 
     def _armed(self, transitions: list[Transition]) -> Data:
         """The base's switches with continuation rows toward the planned
@@ -609,12 +664,17 @@ class Responder:
             return armed
         return {}
 
+    @staticmethod
+    def _arming(armed: Data) -> Data:
+        """The push that arms the base with ``armed`` ({switch: armed entry})."""
+        return {"kind": "push", "parallel": True, "switches": armed,
+                "name": "arm the base: continuation rows on %s" % ", ".join(armed),
+                "why": "the rows a failover's mixes read and the base never fills (failover_arming)"}
+
     def _arm(self, armed: Data) -> float:
         """Write the armed base (one parallel push); returns its seconds."""
         started = time.perf_counter()
-        self.arming = {"kind": "push", "parallel": True, "switches": armed,
-                       "name": "arm the base: continuation rows on %s" % ", ".join(armed),
-                       "why": "the rows a failover's mixes read and the base never fills (failover_arming)"}
+        self.arming = self._arming(armed)
         run_steps([self.arming], self.driver, max_parallel=self.max_parallel)
         return time.perf_counter() - started
 
@@ -1173,6 +1233,42 @@ def watch(responder: Responder, reader: Reader, stop: Callable[[int], bool], ret
         stopped.set()
         responder.settle()
     return handled
+
+
+def held_backup(topology: Topology, states: dict[str, Data], planned: dict[str, Any],
+                armed: Data) -> tuple[tuple[Failure, Transition, Any, dict[str, Data]] | None, str]:
+    """The planned failover whose backup every switch holds (``states``:
+    the switches as read; ``planned``: ``{name: (failure, (move, backup
+    routing))}``), as ``(failure, move, routing, states)``, or None when
+    none fits; and, for the message then, the closest one and the switches
+    that do not hold it. The failed links' ports are read as admin up, as
+    the move keeps them (:func:`ports_up`). A failed switch that is back is
+    compared too: the move never writes it, so it holds its base entry,
+    plain or as ``armed`` (the armed base's entries) wrote it."""
+    closest: tuple[int, str] = (len(states) + 1, "no failover is planned")
+    for failure, (transition, routing) in planned.values():
+        seen = ports_up(states, failed_ports(topology, failure))
+        left = differing(seen, transition.after["switches"])
+        gone = failure.switch
+        if gone in left and gone in armed and holds(seen[gone], armed[gone], gone):
+            left.remove(gone)
+        if not left:
+            return (failure, transition, routing, seen), ""
+        closest = min(closest, (len(left), "the closest, %s's, is not held by %s" % (failure.name, ", ".join(left))))
+    return None, closest[1]
+
+
+def ports_up(states: dict[str, Data], ports: dict[str, set[str]]) -> dict[str, Data]:
+    """``states`` with ``ports`` (``{switch: ports}``, a failure's link
+    ends) read as admin up: a cut cable -- in the lab a veth set down in
+    its switch's namespace -- shows as a port down, but no move shuts it
+    (``failover_run._FailedPortsUp`` reads them so for link_failed.yml)."""
+    seen = dict(states)
+    for switch, names in ports.items():
+        state = seen[switch] = copy.deepcopy(states[switch])
+        for port in names & set(state.get("ports", {})):
+            state["ports"][port]["admin"] = "up"
+    return seen
 
 
 def changing(transition: Transition) -> list[str]:

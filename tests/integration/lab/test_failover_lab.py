@@ -11,14 +11,17 @@ probes: the send time of its last lost datagram after the cut); a second
 run changes nothing; the return to the base routing loses no datagram and
 leaves the switches holding the deployed routing in the other bank. The
 responder's carrier poll on these real switches wakes on the cut's port-status
-message, not when its hold ends."""
+message, not when its hold ends. A responder started while the fabric holds
+a failover's backup (applied by hand, or by a responder that died) takes
+that failure over and restores the base when the link is back."""
 
 import json
 import subprocess
+import threading
 import time
 
 import pytest
-from lab_helpers import ansible_playbook, build_lab, netns_exec, tasks_by_name
+from lab_helpers import ansible_playbook, build_lab, held_pipelines, netns_exec, tasks_by_name
 
 from ansible_collections.ethercluster.routing.plugins.module_utils.lab import probes, runner
 
@@ -166,3 +169,45 @@ def test_the_responder_reads_the_switches_through_kept_shells(lab, tmp_path):
     assert result["kept_shells"] == ["sw0", "sw1", "sw2", "sw3"]
     events = [json.loads(line)["event"] for line in log.read_text(encoding="utf-8").splitlines()]
     assert events[0] == "ready" and "failed" not in events
+
+
+def test_a_responder_started_on_a_held_failover_takes_it_over_and_restores_the_base(lab, tmp_path):
+    """The link cut and failed over by hand (link_failed.yml: the fabric in
+    bank B), then failover_watch.yml started: its ready resumes that
+    failure (nothing written), and the link's return runs the planned
+    restore; on stopping it writes the plain base back, so every switch
+    holds exactly what it held before the cut."""
+    before = held_pipelines(lab["layout"])
+    switch, port = LINK.split(":")
+    netns = lab["layout"]["switches"][switch]["netns"]
+    log = tmp_path / "watch.jsonl"
+    watched = threading.Event()
+
+    def bring_the_link_back():
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and not watched.is_set():
+            if log.exists() and '"event": "watching"' in log.read_text(encoding="utf-8"):
+                time.sleep(1.0)
+                netns_exec(netns, "ip", "link", "set", "p" + port, "up")
+                return
+            time.sleep(0.2)
+
+    netns_exec(netns, "ip", "link", "set", "p" + port, "down")
+    try:
+        failed = failover_result(play(lab, "playbooks/link_failed.yml", "-e", "link=%s" % LINK,
+                                      "-e", "intent=%s" % lab["dir"]))
+        assert failed["changed"] and held_pipelines(lab["layout"]) != before
+        returner = threading.Thread(target=bring_the_link_back, daemon=True)
+        returner.start()
+        play(lab, "playbooks/failover_watch.yml", "-e", "intent=%s" % lab["dir"], "-e", "failover_watch_log=%s" % log,
+             "-e", "failover_watch_max_events=1", "-e", "failover_watch_duration_s=240",
+             "-e", json.dumps({"failover_watch_preplan": [LINK]}))
+    finally:
+        watched.set()
+        netns_exec(netns, "ip", "link", "set", "p" + port, "up")
+    events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    handled = [entry for entry in events if entry["event"] in ("recovered", "restored", "failed", "ignored")]
+    assert events[0]["event"] == "ready" and LINK in (events[0]["resumed"] or ""), events[0]
+    assert [(entry["event"], entry["kind"]) for entry in handled] == [("restored", "link_up")], handled
+    assert handled[0]["proof"]["acyclic"] and not handled[0]["proof"]["drain"]
+    assert held_pipelines(lab["layout"]) == before

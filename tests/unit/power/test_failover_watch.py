@@ -109,6 +109,83 @@ def test_a_cut_link_runs_its_preplanned_failover_and_the_return_restores_the_bas
     assert made.disarm() is None
 
 
+def restarted(fake, topology=RING, options=None, preplan=None):
+    """A second responder on the same switches (the first one stopped or died)."""
+    events = []
+    made = fw.Responder(topology, options or OPTIONS, fake, log=events.append, wall=Clock())
+    made.ready(preplan)
+    return made, events
+
+
+def test_a_restarted_responder_resumes_a_held_link_failover_and_its_return_restores_the_base():
+    """§2.3's manager taken over: the fabric holds a link's backup when a
+    new responder starts; it holds that failure (no push), ignores the link
+    while it is down and runs the planned restore when it is back."""
+    first, fake, events = responder()
+    link = RING.links[1]
+    first.observe(carriers(RING, cut=[link.name]))
+    assert [entry["event"] for entry in first.handle()] == ["recovered"]
+    first.settle()
+    armed = first.arming["switches"]
+    writes = len(fake.writes)
+    # the lab's cut (a veth set down) reads as the port shut: compared as the move keeps it, admin up
+    fake.states[link.a.switch]["ports"][str(link.a.port)]["admin"] = "down"
+    made, logged = restarted(fake)
+    assert logged[0]["event"] == "ready" and logged[0]["resumed"] == link.name, logged[0]
+    assert made.driver.read(link.a.switch)["ports"][str(link.a.port)]["admin"] == "up"
+    assert len(fake.writes) == writes                 # nothing written: the fabric is on the backup
+    assert made.bank == "B" and made.plans_bank == "A" and made.down == {link.index} and not made.gone
+    assert made.held_failure.name == link.name and made.restore_plan is not None
+    assert sorted(made.plans) == sorted(first.plans)  # the same moves, planned from the base in bank A
+    made.observe(carriers(RING, cut=[link.name]))
+    assert made.handle() == [] and len(fake.writes) == writes
+    made.observe(carriers(RING))
+    back = made.handle()
+    made.settle()
+    assert [(entry["event"], entry["how"]) for entry in back] == [("restored", "restore")], back
+    assert back[0]["proof"]["acyclic"] and not back[0]["proof"]["drain"]
+    base = plan(RING, bank="A", **OPTIONS).intent
+    assert holds(fake, armed_intent(base, armed)) and made.bank == "A" and not made.down
+    assert made.arming["switches"] == armed
+
+
+def test_a_restarted_responder_resumes_a_held_switch_failover_whose_switch_came_back():
+    """A failed switch is never written, so once back it alone holds the
+    base's bank: the responder started then holds the switch's failure and
+    its first poll (the switch up) runs the restore."""
+    first, fake, events = responder()
+    gone = next(name for name in events[0]["planned"] if name in RING.switches)
+    first.observe(carriers(RING, dead=[gone]))
+    assert [entry["event"] for entry in first.handle()] == ["recovered"]
+    first.settle()
+    made, logged = restarted(fake)
+    assert logged[0]["resumed"] == gone and made.gone == {gone} and made.dead == {gone}, logged[0]
+    made.observe(carriers(RING))
+    back = made.handle()
+    made.settle()
+    assert [(entry["event"], entry["kind"]) for entry in back] == [("restored", "switch_up")], back
+    base = plan(RING, bank="A", **OPTIONS).intent
+    assert holds(fake, armed_intent(base, first.arming["switches"])) and not made.gone and not made.down
+
+
+def test_a_responder_refuses_a_fabric_on_neither_the_base_nor_a_planned_backup():
+    """Nothing written, the switches named: a switch whose VLANs are gone,
+    and a fabric in the middle of a move (one switch flipped alone)."""
+    made, fake, events = responder()
+    fake.states["sw2"]["flows"] = []
+    writes = len(fake.writes)
+    with pytest.raises(TransitionRunError, match="sw2 do\\(es\\) not hold the base routing of bank A"):
+        restarted(fake)
+    assert len(fake.writes) == writes
+    made, fake, events = responder()
+    link = RING.links[1]
+    transition, _routing = made.plans[link.name]
+    other = fw.changing(transition)[0]
+    fake.write(other, None, fw.ovs.render(transition.after["switches"][other], other), None)
+    with pytest.raises(TransitionRunError, match="PVIDs are in banks \\['A', 'B'\\]"):
+        restarted(fake)
+
+
 def armed_intent(base, armed):
     return dict(base, switches=dict(base["switches"], **armed))
 
