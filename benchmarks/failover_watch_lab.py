@@ -10,7 +10,9 @@ a link's veth cut in its switch's namespace, later set up again; then, with
 --switch, every veth of one switch (--switch-name, default sw10 on the
 torus), later up again; --repeat N times. With --switch-after-link the
 switch fails while the link is still cut (the responder fails it over on
-the link's backup), comes back first, and the link last. Prints, per failure, the time from
+the link's backup), comes back first, and the link last. With --restart the responder is stopped
+once the link's failover has settled and another started while the link is still cut (it takes the
+held failure over), then the link comes back. Prints, per failure, the time from
 the cut to the responder's detection and to the end of its urgent pushes,
 the recovery measured from the probes (the send time of the last datagram
 lost after the cut, over every pair not attached to a failed switch), the
@@ -18,7 +20,7 @@ datagrams lost, the pairs that delivered again last, and the losses of each
 return to the base routing.
 The responder plans every failure (--preplan-cut: only those cut here) and
 arms the base toward all of them, as the role does by default.
-Usage: benchmarks/failover_watch_lab.py [--torus] [--switch | --switch-after-link] [--repeat N]
+Usage: benchmarks/failover_watch_lab.py [--torus] [--switch | --switch-after-link | --restart] [--repeat N]
 [--interval-ms 10] [--broadcast contained] [--preplan-cut]"""
 
 from __future__ import annotations
@@ -110,20 +112,27 @@ def run(args):
         # a cpu cgroup of its own (every process it starts included) and a session of its own at the lab's
         # session priority (as the molecule scenario torus4x4_failover; docs/lab.md, "The controller's CPU")
         preplan = [link] + ([switch] if args.switch or args.switch_after_link else [])
-        watcher = subprocess.Popen(
-            ["%s/%s/controller.sh" % (STATE_ROOT, LAB), str(ROOT / ".venv" / "bin" / "ansible-playbook"),
-             "-i", str(topology), "-i", info["inventory"],
-             "playbooks/failover_watch.yml", "-e", "intent=%s" % directory, "-e", "failover_watch_log=%s" % log,
-             "-e", "failover_watch_stop_file=%s" % stop,
-             *(["-e", json.dumps({"failover_watch_preplan": preplan})] if args.preplan_cut else [])],
-            cwd=str(ROOT), env=ansible_env(), stdout=open(directory / "watch.out", "w", encoding="utf-8"),
-            stderr=subprocess.STDOUT, text=True)
+
+        def start_watcher():
+            return subprocess.Popen(
+                ["%s/%s/controller.sh" % (STATE_ROOT, LAB), str(ROOT / ".venv" / "bin" / "ansible-playbook"),
+                 "-i", str(topology), "-i", info["inventory"],
+                 "playbooks/failover_watch.yml", "-e", "intent=%s" % directory, "-e", "failover_watch_log=%s" % log,
+                 "-e", "failover_watch_stop_file=%s" % stop,
+                 *(["-e", json.dumps({"failover_watch_preplan": preplan})] if args.preplan_cut else [])],
+                cwd=str(ROOT), env=ansible_env(), stdout=open(directory / "watch.out", "a", encoding="utf-8"),
+                stderr=subprocess.STDOUT, text=True)
+        watcher = start_watcher()
         ready = _wait_for_after(log, 0, ("ready",))
         _wait_for_after(log, 0, ("watching",))       # every switch's poll has answered
         probes.start(info["layout"], interval=args.interval_ms / 1000.0)
         time.sleep(3.0)
         rows = []
         for _round in range(args.repeat):
+            if args.restart:
+                row, watcher = _restart(info, log, stop, link, watcher, start_watcher)
+                rows.append(row)
+                continue
             if args.switch_after_link:
                 ends = ["%s:%s" % (switch, port) for port in _switch_ports(info, switch)]
                 rows += _switch_after_link(info, log, link, switch, ends, _hosts_of(info, switch))
@@ -205,6 +214,40 @@ def _one(info, log, ends, what, gone):
                         entry.get("steps")) for entry in entries if entry["event"] != "detected"]}
 
 
+def _restart(info, log, stop, link, watcher, start_watcher):
+    """Cut ``link``; once failed over and settled, stop the responder
+    (its stop file) and start another while the link is still cut: it
+    takes the held failure over (``resumed``); then bring the link back
+    (the new responder's restore). Returns the row (as :func:`_one`, with
+    the new responder's ready) and the new responder's process."""
+    before = len(_events(log))
+    cut = _cut(info, [link], "down")
+    handled = _wait_for_after(log, before, ("recovered", "failed"))
+    if handled["event"] == "recovered":
+        _wait_for_after(log, before, ("settled",))
+    stop.write_text("stop\n")
+    watcher.wait(timeout=120)
+    stop.unlink()
+    restarted = len(_events(log))
+    started = time.time()
+    watcher = start_watcher()
+    ready = _wait_for_after(log, restarted, ("ready",))
+    _wait_for_after(log, restarted, ("watching",))
+    time.sleep(2.0)
+    back = _cut(info, [link], "up")
+    _wait_for_after(log, restarted, ("restored", "failed"))
+    _wait_for_after(log, restarted, ("settled",))
+    time.sleep(2.0)
+    entries = _events(log)[before:]
+    detected = [entry for entry in entries if entry["event"] == "detected"]
+    return ({"what": "link %s, the responder restarted while it is cut" % link, "cut": cut, "back": back, "gone": [],
+             "detected_after_s": round(detected[0]["at"] - cut, 3) if detected else None,
+             "restart": {"resumed": ready.get("resumed"), "ready_s": ready["seconds"],
+                         "ready_after_start_s": round(ready["at"] - started, 3)},
+             "events": [(entry["event"], round(entry["at"] - cut, 3), entry.get("seconds_from_detection"),
+                         entry.get("steps")) for entry in entries if entry["event"] != "detected"]}, watcher)
+
+
 def _switch_after_link(info, log, link, switch, ends, gone):
     """Cut ``link``; once failed over, fail ``switch`` (its veths ``ends``)
     while the link is still cut; bring the switch back first (rejoined,
@@ -256,6 +299,9 @@ def main():
     parser.add_argument("--switch-after-link", action="store_true",
                         help="fail the switch while the link is cut (the backup of the link's backup), bring the "
                              "switch back first, then the link")
+    parser.add_argument("--restart", action="store_true",
+                        help="restart the responder while the link's backup holds (the new one takes it over), "
+                             "then bring the link back")
     parser.add_argument("--switch-name", help="the switch to fail (default sw10 on the torus, sw1 on the ring)")
     parser.add_argument("--repeat", type=int, default=1, help="fail the link (and the switch) this many times")
     parser.add_argument("--link", help="the link to cut (an end)")
