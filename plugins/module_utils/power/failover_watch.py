@@ -74,6 +74,7 @@ import random
 import threading
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -92,8 +93,8 @@ from .transition_phases import Transition
 from .transition_planner import SEARCH_BUDGET_PER_SWITCH, _other, _plan_from_routing, _Router, _transition, \
     _working_topology
 from .transition_proof import TransitionError, _check_state, _check_window, _Proof
-from .transition_run import OvsDriver, TransitionRunError, check_platforms, differing, holds, read_states, \
-    run_steps, write_in_threads
+from .transition_run import OvsDriver, TransitionRunError, check_platforms, differing, holds, run_steps, \
+    write_in_threads
 
 Data = dict[str, Any]
 # How many hold-downs a link seen down by one end only waits for its other end's answer. Both ends of a
@@ -559,39 +560,8 @@ class Responder:
         started = time.perf_counter()
         check_platforms(self.topology, "failovers")
         preplan = None if preplan is None else list(preplan)     # planned from up to two bases
-        names = self.topology.switch_names()
-        states = read_states(self.driver, names)
-        own = {name: sorted(switch_state(name, states[name])["pvid_banks"]) for name in names}
-        banks = sorted({bank for name in names for bank in own[name]})
-        most = Counter(tuple(found) for found in own.values()).most_common(1)[0][0]
-        lone = [name for name in names if tuple(own[name]) != most]     # in a bank the others are not in
-        if len(banks) != 1 and not (len(most) == 1 and len(lone) == 1 and len(own[lone[0]]) == 1):
-            raise TransitionRunError("the switches' PVIDs are in banks %s: the responder starts from a fabric "
-                                     "on its base routing in one bank (finish the transition first)" % banks)
-        left: list[str] = []
-        held = None
-        if len(banks) == 1:
-            planned, skipped, armed = self._plan_all(banks[0], preplan)
-            # a switch may still hold the armed base a responder stopped without writing back
-            left = [name for name in differing(states, self.base.intent["switches"])
-                    if name not in armed or not holds(states[name], armed[name], name)]
-        if left or len(banks) > 1:
-            # a held failover's backup, from the base in the other bank; or a held switch failover whose
-            # switch came back: it alone still holds the base's bank (the move never writes it)
-            start = _other(banks[0]) if len(banks) == 1 else own[lone[0]][0]
-            planned, skipped, armed = self._plan_all(start, preplan)
-            held, closest = held_backup(self.topology, states, planned, armed)
-            if held is None and len(banks) > 1:
-                raise TransitionRunError("the switches' PVIDs are in banks %s (%s alone in bank %s), and no planned "
-                                         "switch failover's backup is what they hold (%s): the responder starts "
-                                         "from a fabric on its base routing in one bank (finish the transition "
-                                         "first)" % (banks, lone[0], start, closest))
-            if held is None:
-                raise TransitionRunError("%s do(es) not hold the base routing of bank %s (plain or armed for these "
-                                         "failovers), nor the backup of a planned failover from the base in bank "
-                                         "%s (%s): deploy it (or finish the failover in progress with "
-                                         "link_restored.yml) before starting the responder"
-                                         % (", ".join(left), banks[0], start, closest))
+        states, unread = read_answering(self.driver, self.topology.switch_names())
+        planned, skipped, armed, held = self._start(states, unread, preplan)
         arm_seconds = self._arm(armed) if armed and held is None else 0.0
         if armed and held is not None:      # written with the restore's background steps, as after any restore
             self.arming = self._arming(armed)
@@ -604,6 +574,54 @@ class Responder:
                         rounds=dict(sorted(self.rounds.items())), armed=sorted(armed),
                         arm_seconds=round(arm_seconds, 3), seconds=round(time.perf_counter() - started, 3),
                         resumed=held[0].name if held is not None else None)
+
+    def _start(self, states: dict[str, Data], unread: dict[str, Exception],
+               preplan: list[str] | None) -> tuple[dict[str, Any], list[str], Data, Any]:
+        """The base this responder starts from (``self.bank``, ``self.base``)
+        and its planned failovers, ``(planned, not planned, armed base,
+        held)``: ``held`` None on the base (plain or armed), else the
+        planned failover whose backup the switches hold (:func:`held_backup`).
+        ``unread``: the switches whose read failed; one may be a failed
+        switch whose held failover is resumed, else the read's error is raised."""
+        if len(unread) > 1 or not states:
+            raise next(iter(unread.values()))
+        gone = next(iter(unread), None)
+        own = {name: sorted(switch_state(name, state)["pvid_banks"]) for name, state in states.items()}
+        banks = sorted({bank for found in own.values() for bank in found})
+        most = Counter(tuple(found) for found in own.values()).most_common(1)[0][0]
+        lone = [name for name in own if tuple(own[name]) != most]     # in a bank the others are not in
+        mixed = len(banks) != 1 and len(most) == 1 and len(lone) == 1 and len(own[lone[0]]) == 1
+        if not set(banks) <= {"A", "B"} or (len(banks) != 1 and not mixed):
+            raise TransitionRunError("the switches' PVIDs are in banks %s: the responder starts from a fabric "
+                                     "on its base routing in one bank (finish the transition first)" % banks)
+        left: list[str] = []
+        if not mixed and gone is None:
+            planned, skipped, armed = self._plan_all(banks[0], preplan)
+            # a switch may still hold the armed base a responder stopped without writing back
+            left = [name for name in differing(states, self.base.intent["switches"])
+                    if name not in armed or not holds(states[name], armed[name], name)]
+            if not left:
+                return planned, skipped, armed, None
+        # a held failover's backup, from the base in the other bank; or a held switch failover whose switch
+        # came back: it alone still holds the base's bank (the move never writes it)
+        start = own[lone[0]][0] if mixed else _other(banks[0])
+        planned, skipped, armed = self._plan_all(start, preplan)
+        held, closest = held_backup(self.topology, states, planned, armed, gone)
+        if held is not None:
+            return planned, skipped, armed, held
+        if gone is not None:
+            raise TransitionRunError("%s could not be read (%s), and the other switches hold no planned failover "
+                                     "of it from the base in bank %s (%s): the responder starts from a fabric on "
+                                     "its base routing, every switch answering" % (gone, unread[gone], start, closest))
+        if mixed:
+            raise TransitionRunError("the switches' PVIDs are in banks %s (%s alone in bank %s), and no planned "
+                                     "switch failover's backup is what they hold (%s): the responder starts from a "
+                                     "fabric on its base routing in one bank (finish the transition first)"
+                                     % (banks, lone[0], start, closest))
+        raise TransitionRunError("%s do(es) not hold the base routing of bank %s (plain or armed for these "
+                                 "failovers), nor the backup of a planned failover from the base in bank %s (%s): "
+                                 "deploy it (or finish the failover in progress with link_restored.yml) before "
+                                 "starting the responder" % (", ".join(left), banks[0], start, closest))
 
     def _plan_all(self, bank: str, preplan: Iterable[str] | None) -> tuple[dict[str, Any], list[str], Data]:
         """Take the base routing in ``bank`` as this responder's base and
@@ -1235,8 +1253,8 @@ def watch(responder: Responder, reader: Reader, stop: Callable[[int], bool], ret
     return handled
 
 
-def held_backup(topology: Topology, states: dict[str, Data], planned: dict[str, Any],
-                armed: Data) -> tuple[tuple[Failure, Transition, Any, dict[str, Data]] | None, str]:
+def held_backup(topology: Topology, states: dict[str, Data], planned: dict[str, Any], armed: Data,
+                gone: str | None = None) -> tuple[tuple[Failure, Transition, Any, dict[str, Data]] | None, str]:
     """The planned failover whose backup every switch holds (``states``:
     the switches as read; ``planned``: ``{name: (failure, (move, backup
     routing))}``), as ``(failure, move, routing, states)``, or None when
@@ -1244,18 +1262,38 @@ def held_backup(topology: Topology, states: dict[str, Data], planned: dict[str, 
     that do not hold it. The failed links' ports are read as admin up, as
     the move keeps them (:func:`ports_up`). A failed switch that is back is
     compared too: the move never writes it, so it holds its base entry,
-    plain or as ``armed`` (the armed base's entries) wrote it."""
-    closest: tuple[int, str] = (len(states) + 1, "no failover is planned")
+    plain or as ``armed`` (the armed base's entries) wrote it. ``gone``: a
+    switch that could not be read; only its own failure can then fit."""
+    closest: tuple[int, str] = (len(topology.switches) + 1, "no failover of %s is planned" % gone if gone else
+                                "no failover is planned")
     for failure, (transition, routing) in planned.values():
-        seen = ports_up(states, failed_ports(topology, failure))
-        left = differing(seen, transition.after["switches"])
-        gone = failure.switch
-        if gone in left and gone in armed and holds(seen[gone], armed[gone], gone):
-            left.remove(gone)
+        if gone is not None and failure.switch != gone:
+            continue
+        seen = ports_up(states, {switch: ports for switch, ports in failed_ports(topology, failure).items()
+                                 if switch in states})
+        left = differing(seen, {name: entry for name, entry in transition.after["switches"].items() if name in seen})
+        switch = failure.switch
+        if switch in left and switch in armed and holds(seen[switch], armed[switch], switch):
+            left.remove(switch)
         if not left:
             return (failure, transition, routing, seen), ""
         closest = min(closest, (len(left), "the closest, %s's, is not held by %s" % (failure.name, ", ".join(left))))
     return None, closest[1]
+
+
+def read_answering(driver: Any, names: list[str]) -> tuple[dict[str, Data], dict[str, Exception]]:
+    """Every switch read in parallel: ``({switch: state}, {switch: the
+    error of a read that failed})`` (a switch without power does not
+    answer; the caller decides what that means)."""
+    def one(name: str) -> tuple[Data | None, Exception | None]:
+        try:
+            return driver.read(name), None
+        except EtherclusterError as exc:
+            return None, exc
+    with ThreadPoolExecutor(max_workers=max(1, min(32, len(names)))) as pool:
+        answers = list(pool.map(one, names))     # each answer is caught above: map cancels nothing
+    return ({name: state for name, (state, _e) in zip(names, answers) if state is not None},
+            {name: error for name, (_s, error) in zip(names, answers) if error is not None})
 
 
 def ports_up(states: dict[str, Data], ports: dict[str, set[str]]) -> dict[str, Data]:

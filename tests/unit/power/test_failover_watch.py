@@ -168,6 +168,53 @@ def test_a_restarted_responder_resumes_a_held_switch_failover_whose_switch_came_
     assert holds(fake, armed_intent(base, first.arming["switches"])) and not made.gone and not made.down
 
 
+class Unanswered:
+    """The fake switches, ``silent`` ones failing every read (no power)."""
+
+    def __init__(self, fake, silent):
+        self.fake, self.silent = fake, set(silent)
+
+    def read(self, switch):
+        if switch in self.silent:
+            raise FAKES.SwitchConnectionError("%s: read failed: no route to host" % switch)
+        return self.fake.read(switch)
+
+    def write(self, switch, changes, desired, current):
+        assert switch not in self.silent, "%s was written while it does not answer" % switch
+        self.fake.write(switch, changes, desired, current)
+
+    def carrier(self, switch, port):
+        return self.fake.carrier(switch, port)
+
+
+def test_a_restarted_responder_resumes_a_switch_failover_while_the_switch_does_not_answer():
+    """A switch without power cannot be read: its held failover is still
+    recognised from the others, it stays failed (never written) while its
+    poll fails, and its return runs the restore; another switch that does
+    not answer on a fabric on its base is refused, nothing written."""
+    first, fake, events = responder()
+    gone = next(name for name in events[0]["planned"] if name in RING.switches)
+    first.observe(carriers(RING, dead=[gone]))
+    assert [entry["event"] for entry in first.handle()] == ["recovered"]
+    first.settle()
+    silent = Unanswered(fake, [gone])
+    made = fw.Responder(RING, OPTIONS, silent, log=[].append, wall=Clock())
+    assert made.ready()["resumed"] == gone and made.dead == {gone} and made.bank == "B"
+    made.observe({**carriers(RING, dead=[gone]), gone: None})       # its poll fails: still failed, nothing to do
+    assert made.handle() == []
+    silent.silent.clear()
+    made.observe(carriers(RING))
+    back = made.handle()
+    made.settle()
+    assert [(entry["event"], entry["kind"]) for entry in back] == [("restored", "switch_up")], back
+    assert holds(fake, armed_intent(plan(RING, bank="A", **OPTIONS).intent, first.arming["switches"]))
+    writes = len(fake.writes)
+    other = next(name for name in RING.switches if name != gone)
+    with pytest.raises(TransitionRunError, match="%s could not be read .*no route to host" % other):
+        fw.Responder(RING, OPTIONS, Unanswered(fake, [other]), log=[].append, wall=Clock()).ready()
+    assert len(fake.writes) == writes
+
+
 def test_a_responder_refuses_a_fabric_on_neither_the_base_nor_a_planned_backup():
     """Nothing written, the switches named: a switch whose VLANs are gone,
     and a fabric in the middle of a move (one switch flipped alone)."""
