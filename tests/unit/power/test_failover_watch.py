@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 import time
 
 import pytest
@@ -555,18 +556,42 @@ def test_the_link_and_switch_states_of_a_poll():
     assert fw.failed_switches(RING, dict(dead, sw2=carriers(RING)["sw2"])) == {"sw2"}
 
 
-def test_the_watch_holds_a_change_until_it_settles_so_a_dying_switch_is_one_event():
+def test_the_watch_holds_a_change_until_it_settles_so_a_dying_switch_is_one_event(monkeypatch):
     torus = topology_from_data({"generate": {"kind": "torus", "dims": [3, 3], "hosts_per_switch": 1}})
-    dying = [link.name for link in torus.links if "sw4" in (link.a.switch, link.b.switch)]
+    dying = [torus.link(link.name) for link in torus.links if "sw4" in (link.a.switch, link.b.switch)]
+    taken = []      # the carriers the watch held after each take of the polls' answers
+    take = fw._take_answers
+
+    def taking(found, wait, held):
+        take(found, wait, held)
+        taken.append({switch: dict(ports or {}) for switch, ports in held.items()})
+    monkeypatch.setattr(fw, "_take_answers", taking)
 
     def first_event(settle_s):
         made, _fake, events = responder(torus, preplan=["sw4"], check_mode=True)
         started = time.monotonic()
+        shown = {"down": 0, "at": started}
+        lock = threading.Lock()
+
+        def taken_down(link):
+            last = taken[-1] if taken else {}
+            return any(last.get(end.switch, {}).get(str(end.port)) == "down" for end in (link.a, link.b))
 
         def reader(switch, expected):
-            """sw4's links lose carrier one after the other, 50 ms apart, from 0.1 s on."""
+            """sw4's links lose carrier one after the other, the first 0.1 s after
+            the watch began watching, each next one 50 ms after the one before
+            and only once the watch has taken an answer showing that one down: a
+            link is never hidden from the watch behind the next, however late the
+            threads run on a loaded machine."""
             time.sleep(0.01)
-            gone = [name for n, name in enumerate(dying) if time.monotonic() - started >= 0.1 + 0.05 * n]
+            with lock:
+                now, down = time.monotonic(), shown["down"]
+                if down == 0 and not any(entry["event"] == "watching" for entry in events):
+                    shown["at"] = now
+                elif down < len(dying) and now - shown["at"] >= (0.1 if down == 0 else 0.05) \
+                        and (down == 0 or taken_down(dying[down - 1])):
+                    shown.update(down=down + 1, at=now)
+                gone = [link.name for link in dying[:shown["down"]]]
             return carriers(torus, cut=gone)[switch], ",".join(gone)
 
         fw.watch(made, reader, lambda handled: handled >= 1, tick_s=0.01, settle_s=settle_s)
