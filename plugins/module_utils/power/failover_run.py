@@ -336,6 +336,15 @@ def plan_restore(topology: Topology, options: Data, failure: Failure, current_ba
     return _plan(topology, options, failure, current_bank, stored, True, wait_s, carrier_timeout_s)[0]
 
 
+def read_ports_up(state: Data, ports: Iterable[str]) -> Data:
+    """``state`` (a switch's, as read) with ``ports`` read as admin up, in
+    place: a failed link's ends, which a move keeps as configured."""
+    for port in ports:
+        if port in state.get("ports", {}):
+            state["ports"][port]["admin"] = "up"
+    return state
+
+
 class _FailedPortsUp:
     """A driver that reads the failed link's ports as admin up: a cut cable
     (in the lab, a veth set down in the switch's namespace) shows as a port
@@ -348,11 +357,7 @@ class _FailedPortsUp:
 
     def read(self, switch: str) -> Data:
         """The switch's state, the failed link's ports read as admin up."""
-        state = self.driver.read(switch)
-        for name, port in self.ports:
-            if name == switch and port in state.get("ports", {}):
-                state["ports"][port]["admin"] = "up"
-        return state
+        return read_ports_up(self.driver.read(switch), [port for name, port in self.ports if name == switch])
 
     def write(self, switch: str, changes: Any, desired: Any, current: Data) -> None:
         """As the driver."""

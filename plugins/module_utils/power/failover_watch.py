@@ -86,8 +86,8 @@ from . import failover_arming as arming
 from .failover import TREE_SWITCH_REASON, Backup, Failure, backup_from_changes, precompute_failover, resolve_failure
 from .failover_rounds import in_rounds
 from .failover_run import (FailoverRun, base_plan, failed_ports, frozen_failed, kept_up, leave_out, plan_failover,
-                           plan_failover_and_backup, plan_restore, prove_recovered, recovery_proof, stored_entry,
-                           tree_backup_of_held, urgent_cut)
+                           plan_failover_and_backup, plan_restore, prove_recovered, read_ports_up, recovery_proof,
+                           stored_entry, tree_backup_of_held, urgent_cut)
 from .fabric_state import switch_state
 from .transition_phases import Transition
 from .transition_planner import SEARCH_BUDGET_PER_SWITCH, _other, _plan_from_routing, _Router, _transition, \
@@ -1300,12 +1300,10 @@ def ports_up(states: dict[str, Data], ports: dict[str, set[str]]) -> dict[str, D
     """``states`` with ``ports`` (``{switch: ports}``, a failure's link
     ends) read as admin up: a cut cable -- in the lab a veth set down in
     its switch's namespace -- shows as a port down, but no move shuts it
-    (``failover_run._FailedPortsUp`` reads them so for link_failed.yml)."""
+    (as ``failover_run._FailedPortsUp`` reads them for link_failed.yml)."""
     seen = dict(states)
     for switch, names in ports.items():
-        state = seen[switch] = copy.deepcopy(states[switch])
-        for port in names & set(state.get("ports", {})):
-            state["ports"][port]["admin"] = "up"
+        seen[switch] = read_ports_up(copy.deepcopy(states[switch]), names)
     return seen
 
 
