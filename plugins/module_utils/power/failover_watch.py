@@ -74,7 +74,6 @@ import random
 import threading
 import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -93,7 +92,7 @@ from .transition_phases import Transition
 from .transition_planner import SEARCH_BUDGET_PER_SWITCH, _other, _plan_from_routing, _Router, _transition, \
     _working_topology
 from .transition_proof import TransitionError, _check_state, _check_window, _Proof
-from .transition_run import OvsDriver, TransitionRunError, check_platforms, differing, holds, run_steps, \
+from .transition_run import OvsDriver, TransitionRunError, _pool, check_platforms, differing, holds, run_steps, \
     write_in_threads
 
 Data = dict[str, Any]
@@ -1290,8 +1289,7 @@ def read_answering(driver: Any, names: list[str]) -> tuple[dict[str, Data], dict
             return driver.read(name), None
         except EtherclusterError as exc:
             return None, exc
-    with ThreadPoolExecutor(max_workers=max(1, min(32, len(names)))) as pool:
-        answers = list(pool.map(one, names))     # each answer is caught above: map cancels nothing
+    answers = _pool(one, names)      # read_states' pool; each failure is an answer here, not raised
     return ({name: state for name, (state, _e) in zip(names, answers) if state is not None},
             {name: error for name, (_s, error) in zip(names, answers) if error is not None})
 
