@@ -206,7 +206,12 @@ def _one(info, log, ends, what, gone):
     else:
         _wait_for_after(log, before, ("noted", "restored", "failed"))
     time.sleep(2.0)
-    entries = _events(log)[before:]
+    return _row(what, cut, back, gone, _events(log)[before:])
+
+
+def _row(what, cut, back, gone, entries):
+    """One failure's row: its times, and the responder's events ``entries``
+    (logged from the cut on) timed from the cut."""
     detected = [entry for entry in entries if entry["event"] == "detected"]
     return {"what": what, "cut": cut, "back": back, "gone": gone,
             "detected_after_s": round(detected[0]["at"] - cut, 3) if detected else None,
@@ -238,14 +243,10 @@ def _restart(info, log, stop, link, watcher, start_watcher):
     _wait_for_after(log, restarted, ("restored", "failed"))
     _wait_for_after(log, restarted, ("settled",))
     time.sleep(2.0)
-    entries = _events(log)[before:]
-    detected = [entry for entry in entries if entry["event"] == "detected"]
-    return ({"what": "link %s, the responder restarted while it is cut" % link, "cut": cut, "back": back, "gone": [],
-             "detected_after_s": round(detected[0]["at"] - cut, 3) if detected else None,
-             "restart": {"resumed": ready.get("resumed"), "ready_s": ready["seconds"],
-                         "ready_after_start_s": round(ready["at"] - started, 3)},
-             "events": [(entry["event"], round(entry["at"] - cut, 3), entry.get("seconds_from_detection"),
-                         entry.get("steps")) for entry in entries if entry["event"] != "detected"]}, watcher)
+    row = _row("link %s, the responder restarted while it is cut" % link, cut, back, [], _events(log)[before:])
+    row["restart"] = {"resumed": ready.get("resumed"), "ready_s": ready["seconds"],
+                      "ready_after_start_s": round(ready["at"] - started, 3)}
+    return row, watcher
 
 
 def _switch_after_link(info, log, link, switch, ends, gone):
